@@ -1,0 +1,81 @@
+/**
+ * Builds the HTTP application from its parts; main.ts gives it a socket.
+ *
+ * Where a request goes: auth (http/auth.ts) -> content type and size
+ * (http/json-body.ts) -> body schema (http/generate.ts) -> render pool
+ * (render/pool.ts) -> worker and Typst (render/worker.ts, render/engine.ts).
+ * Every error's answer is made in http/errors.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { MAX_BODY_BYTES } from './config.js';
+import { authenticate } from './http/auth.js';
+import { errorHandler, HttpError, MESSAGES, sendError } from './http/errors.js';
+import { generateRoute, type Renderer } from './http/generate.js';
+import { healthRoutes, type HealthSource } from './http/health.js';
+import { registerJsonBody } from './http/json-body.js';
+import type { KeyStore } from './http/keys.js';
+
+export interface AppOptions {
+  keys: KeyStore;
+  renderer: Renderer;
+  health: HealthSource;
+  logger: Logger;
+  compileTimeoutMs: number;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    // The request log line is written in onResponse below, without URLs' query strings or bodies.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: MAX_BODY_BYTES,
+    requestIdHeader: 'x-request-id',
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    return503OnClosing: true,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  });
+
+  registerJsonBody(app);
+  app.setErrorHandler(errorHandler(options.compileTimeoutMs));
+  app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('x-request-id', request.id);
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.pdf?.fill(0);
+    request.pdf = undefined;
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        compileMs: request.compileMs === undefined ? undefined : Math.round(request.compileMs * 10) / 10,
+        key: request.apiKey?.name,
+        requestBytes: Number(request.headers['content-length']) || undefined,
+        responseBytes: Number(reply.getHeader('content-length')) || undefined,
+      },
+      'request',
+    );
+  });
+
+  healthRoutes(app, options.health);
+
+  await app.register(async (api) => {
+    api.addHook('onRequest', authenticate(options.keys));
+    generateRoute(api, options.renderer);
+  });
+
+  return app;
+}

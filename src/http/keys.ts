@@ -1,0 +1,95 @@
+/**
+ * API keys: where they come from and how a presented key is checked.
+ *
+ * Entries are kept only as SHA-256 digests, so a plain key given in the
+ * environment is hashed at load and never held or logged as text. A check
+ * hashes the presented key and compares it with every entry in constant time.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../config.js';
+
+export interface ApiKey {
+  /** Name safe to log and to use as a metric label; never the key itself. */
+  name: string;
+  /** Requests per minute for this key; undefined means the service default. */
+  limit: number | undefined;
+}
+
+interface Entry extends ApiKey {
+  digest: Buffer;
+}
+
+const HASHED = /^sha256:([0-9a-f]{64})$/i;
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/**
+ * Parses one entry: `<key>` or `sha256:<hex>`, optionally followed by
+ * `name=<name>` and `limit=<requests per minute>`, separated by spaces.
+ */
+function parseEntry(line: string, index: number, source: string): Entry {
+  const [secret, ...options] = line.split(/\s+/);
+  if (!secret) throw new ConfigError(`${source}: entry ${index + 1} is empty`);
+  const hashed = HASHED.exec(secret);
+  const entry: Entry = { digest: hashed ? Buffer.from(hashed[1]!, 'hex') : sha256(secret), name: `key-${index + 1}`, limit: undefined };
+  for (const option of options) {
+    const [key, value] = option.split('=', 2);
+    if (key === 'name' && value && /^[\w.-]{1,64}$/.test(value)) entry.name = value;
+    else if (key === 'limit' && value && /^\d+$/.test(value) && Number(value) > 0) entry.limit = Number(value);
+    else throw new ConfigError(`${source}: entry ${index + 1} has an invalid option "${key}" (expected name=<word> or limit=<positive number>)`);
+  }
+  return entry;
+}
+
+export class KeyStore {
+  private constructor(private readonly entries: Entry[]) {}
+
+  /** Reads API_KEYS (comma-separated) and API_KEYS_FILE (one entry per line, # comments). */
+  static load(apiKeys: string | undefined, apiKeysFile: string | undefined): KeyStore {
+    const entries: Entry[] = [];
+    if (apiKeys) {
+      apiKeys
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .forEach((line) => entries.push(parseEntry(line, entries.length, 'API_KEYS')));
+    }
+    if (apiKeysFile) {
+      let text: string;
+      try {
+        text = readFileSync(apiKeysFile, 'utf8');
+      } catch (error) {
+        throw new ConfigError(`API_KEYS_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      }
+      text
+        .split('\n')
+        .map((s) => s.replace(/#.*$/, '').trim())
+        .filter(Boolean)
+        .forEach((line) => entries.push(parseEntry(line, entries.length, 'API_KEYS_FILE')));
+    }
+    return new KeyStore(entries);
+  }
+
+  /** A store holding one freshly generated key, returned once so it can be shown to the operator. */
+  static generate(): { store: KeyStore; key: string } {
+    const key = `tps_${randomBytes(24).toString('base64url')}`;
+    return { store: new KeyStore([{ digest: sha256(key), name: 'generated', limit: undefined }]), key };
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /** The matching key, or undefined. Every entry is compared, so timing does not tell which matched. */
+  verify(presented: string): ApiKey | undefined {
+    const digest = sha256(presented);
+    let found: Entry | undefined;
+    for (const entry of this.entries) {
+      if (timingSafeEqual(entry.digest, digest) && !found) found = entry;
+    }
+    return found && { name: found.name, limit: found.limit };
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Start: read the settings, load the keys, start the worker pool, listen,
+ * and stop cleanly on SIGTERM or SIGINT.
+ */
+import { pino } from 'pino';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { KeyStore } from './http/keys.js';
+import { RenderPool } from './render/pool.js';
+import { createSandbox } from './render/sandbox.js';
+
+function fail(message: string): never {
+  process.stderr.write(`typst-pdf-service: ${message}\n`);
+  process.exit(1);
+}
+
+function loadKeys(config: Config): KeyStore {
+  const keys = KeyStore.load(config.apiKeys, config.apiKeysFile);
+  if (keys.size > 0) return keys;
+  // Never run open: with no key configured, make one and show it once.
+  const generated = KeyStore.generate();
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  process.stdout.write(
+    [
+      '',
+      'No API_KEYS or API_KEYS_FILE set; generated an API key for this run:',
+      '',
+      `  ${generated.key}`,
+      '',
+      'Try it:',
+      `  curl -X POST http://${host}:${config.port}/v1/pdf/generate \\`,
+      `    -H "Authorization: Bearer ${generated.key}" -H "Content-Type: application/json" \\`,
+      `    -d '{"data":{"name":"World"},"template":"= Hello #data.name"}' -o hello.pdf`,
+      '',
+      '',
+    ].join('\n'),
+  );
+  return generated.store;
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  let keys: KeyStore;
+  try {
+    config = loadConfig();
+    keys = loadKeys(config);
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
+
+  const logger = pino({ level: config.logLevel, base: { service: 'typst-pdf-service' } });
+  const sandbox = createSandbox(config.packagePath);
+  const pool = new RenderPool({
+    size: config.workers,
+    timeoutMs: config.compileTimeoutMs,
+    queueLimit: config.queueLimit,
+    queueTimeoutMs: config.queueTimeoutMs,
+    maxJobsPerWorker: config.workerMaxJobs,
+    engine: { packagePath: config.packagePath },
+    env: sandbox.env,
+  });
+  pool.on('restart', ({ reason }) => logger.warn({ reason }, 'worker replaced'));
+
+  let closing = false;
+  try {
+    await pool.start();
+  } catch (error) {
+    await pool.close();
+    sandbox.dispose();
+    fail((error as Error).message);
+  }
+
+  const app = await buildApp({
+    keys,
+    renderer: pool,
+    health: { stats: () => pool.stats(), closing: () => closing },
+    logger,
+    compileTimeoutMs: config.compileTimeoutMs,
+  });
+
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'shutting down');
+    await app.close();
+    await pool.close(config.compileTimeoutMs);
+    sandbox.dispose();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await pool.close();
+    sandbox.dispose();
+    fail(`cannot listen on ${config.host}:${config.port} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const address = app.server.address();
+  const where = typeof address === 'object' && address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : String(address);
+  process.stdout.write(`typst-pdf-service listening on ${where} with ${config.workers} workers\n`);
+  logger.info({ address: where, workers: config.workers }, 'listening');
+}
+
+void main();

@@ -1,0 +1,116 @@
+/**
+ * The Typst engine: one compiler, the request's `data` injected without
+ * changing the template's meaning, and nothing of a job left behind.
+ *
+ * The compiler's workspace is a directory that does not exist, so the only
+ * files a template can reach are the in-memory ("shadow") files of its own
+ * job; every path, absolute or `../`, resolves inside that empty root.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { NodeCompiler } from '@myriaddreamin/typst-ts-node-compiler';
+import { packageUnavailable, toFailure, toWarnings, type Positioning, type RawDiagnostic } from './diagnostics.js';
+import type { TemplateFailure, Warning } from './protocol.js';
+
+/** Virtual project root: must not exist on the host. */
+export const VIRTUAL_ROOT = '/typst-pdf-service-virtual-root';
+
+/**
+ * The one line put before the template. It binds `data` from the request
+ * body exactly as Typst's `json()` reads it, and ends with a newline so the
+ * template's first line still starts a line (`= Title` stays a heading).
+ */
+const REQUEST_FILE = '/request.json';
+const PREFIX = `#let data = json("${REQUEST_FILE}").data\n`;
+const PREFIX_LINES = 1;
+
+/** Same line count as PREFIX; stops evaluation at once if the template parses. */
+const PROBE_MARK = 'typst-pdf-service syntax probe';
+const SYNTAX_PROBE = `#panic("${PROBE_MARK}")\n`;
+
+/** `import`/`include` of a package literal, e.g. `#import "@preview/cetz:0.2.2"`. */
+const PACKAGE_IMPORT = /\b(?:import|include)\s*\(?\s*"@([a-z0-9_-]+)\/([a-z0-9_-]+):(\d+\.\d+\.\d+)"/gi;
+
+export interface EngineOptions {
+  /** Extra fonts handed to the compiler once, at start. */
+  fontBlobs?: Buffer[];
+  /** Operator-provided package directory (`<namespace>/<name>/<version>`). */
+  packagePath?: string;
+}
+
+export type RenderOutcome =
+  | { ok: true; pdf: Buffer; pages: number; warnings: Warning[] }
+  | { ok: false; failure: TemplateFailure };
+
+export class TypstEngine {
+  private readonly compiler: NodeCompiler;
+  private readonly positioning: Positioning;
+
+  constructor(private readonly options: EngineOptions = {}) {
+    if (existsSync(VIRTUAL_ROOT)) {
+      throw new Error(`${VIRTUAL_ROOT} exists on this host; the compiler's root must be an empty, non-existent path`);
+    }
+    this.compiler = NodeCompiler.create({
+      workspace: VIRTUAL_ROOT,
+      fontArgs: options.fontBlobs?.length ? [{ fontBlobs: options.fontBlobs }] : [],
+    });
+    this.positioning = {
+      prefixLines: PREFIX_LINES,
+      hiddenPaths: [VIRTUAL_ROOT, options.packagePath ?? ''].filter(Boolean),
+    };
+  }
+
+  /** Compiles one template against the request body; always leaves the compiler clean. */
+  render(body: Uint8Array, template: string): RenderOutcome {
+    const missing = this.missingPackage(template);
+    if (missing) return { ok: false, failure: missing };
+    try {
+      this.compiler.mapShadow(VIRTUAL_ROOT + REQUEST_FILE, Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+      const result = this.compiler.compile({ mainFileContent: PREFIX + template });
+      const document = result.result;
+      const diagnostics = result.takeDiagnostics();
+      const raw: RawDiagnostic[] = diagnostics ? this.compiler.fetchDiagnostics(diagnostics) : [];
+      if (!document) {
+        return { ok: false, failure: toFailure(raw, this.hasSyntaxErrors(template), this.positioning) };
+      }
+      const pdf = this.compiler.pdf(document);
+      return { ok: true, pdf, pages: document.numOfPages, warnings: toWarnings(raw, this.positioning) };
+    } finally {
+      this.clean();
+    }
+  }
+
+  /** Drops the job's files and every memoized result, so nothing reaches the next job. */
+  clean(): void {
+    this.compiler.resetShadow();
+    this.compiler.evictCache(0);
+  }
+
+  /**
+   * Typst evaluates nothing when the file has syntax errors. Compiling the
+   * template behind a line that panics tells the two cases apart: a parse
+   * error comes back instead of the panic only if the template does not parse.
+   */
+  private hasSyntaxErrors(template: string): boolean {
+    const result = this.compiler.compile({ mainFileContent: SYNTAX_PROBE + template });
+    const diagnostics = result.takeDiagnostics();
+    if (!diagnostics) return false;
+    const raw: RawDiagnostic[] = this.compiler.fetchDiagnostics(diagnostics);
+    return !raw.some((d) => d.message.includes(PROBE_MARK));
+  }
+
+  /** Packages are never downloaded: a literal import of one not provided fails at once. */
+  private missingPackage(template: string): TemplateFailure | null {
+    for (const match of template.matchAll(PACKAGE_IMPORT)) {
+      const [, namespace, name, version] = match as unknown as [string, string, string, string];
+      const dir = this.options.packagePath && join(this.options.packagePath, namespace, name, version);
+      if (dir && existsSync(dir)) continue;
+      const before = template.slice(0, match.index);
+      const line = before.split('\n').length;
+      const column = [...before.slice(before.lastIndexOf('\n') + 1)].length + 1;
+      const message = packageUnavailable(`@${namespace}/${name}:${version}`);
+      return { kind: 'evaluation', message, line, column };
+    }
+    return null;
+  }
+}

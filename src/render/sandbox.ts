@@ -1,0 +1,51 @@
+/**
+ * The environment a worker process runs in. The compiler inherits nothing
+ * of the server's environment: no home directory, no cache directory it
+ * could write to, and a proxy that cannot be reached, so that a package
+ * download Typst might attempt fails at once without leaving the host
+ * (port 0 can never be listened on).
+ */
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { VIRTUAL_ROOT } from './engine.js';
+
+const UNREACHABLE_PROXY = 'http://0.0.0.0:0';
+
+export interface Sandbox {
+  env: NodeJS.ProcessEnv;
+  /** Removes what the sandbox set up at start (the package directory link). */
+  dispose(): void;
+}
+
+/**
+ * Typst looks for packages in `$XDG_DATA_HOME/typst/packages/<namespace>/<name>/<version>`.
+ * An operator's PACKAGE_PATH holds `<namespace>/<name>/<version>` directly, so
+ * a private directory with one link maps it there. Created once at start.
+ */
+export function createSandbox(packagePath: string | undefined): Sandbox {
+  let dataHome = join(VIRTUAL_ROOT, 'data');
+  let dispose = () => undefined as void;
+  if (packagePath) {
+    const dir = mkdtempSync(join(tmpdir(), 'typst-pdf-packages-'));
+    mkdirSync(join(dir, 'typst'));
+    symlinkSync(packagePath, join(dir, 'typst', 'packages'), 'dir');
+    dataHome = dir;
+    dispose = () => rmSync(dir, { recursive: true, force: true });
+  }
+  const env: NodeJS.ProcessEnv = {
+    HOME: VIRTUAL_ROOT,
+    XDG_DATA_HOME: dataHome,
+    XDG_CACHE_HOME: join(VIRTUAL_ROOT, 'cache'),
+    XDG_CONFIG_HOME: join(VIRTUAL_ROOT, 'config'),
+    HTTP_PROXY: UNREACHABLE_PROXY,
+    HTTPS_PROXY: UNREACHABLE_PROXY,
+    ALL_PROXY: UNREACHABLE_PROXY,
+    http_proxy: UNREACHABLE_PROXY,
+    https_proxy: UNREACHABLE_PROXY,
+    all_proxy: UNREACHABLE_PROXY,
+    NO_PROXY: '',
+    no_proxy: '',
+  };
+  return { env, dispose };
+}

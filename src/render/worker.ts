@@ -1,0 +1,63 @@
+/**
+ * Worker process entry: holds one Typst engine, compiles one job at a time
+ * and answers over IPC. It is killed from outside when a job overruns;
+ * it writes nothing to disk and logs nothing of a job.
+ */
+import { Worker } from 'node:worker_threads';
+import type { EngineOptions, TypstEngine } from './engine.js';
+import type { JobMessage, WorkerMessage } from './protocol.js';
+
+/** Typst version of the pinned binding (its PDFs say "Typst 0.11.1"). */
+export const TYPST_VERSION = '0.11.1';
+
+function send(message: WorkerMessage): void {
+  process.send?.(message);
+}
+
+/**
+ * If the server dies without ending this process (SIGKILL), the IPC channel
+ * closes; but a compile in native code blocks the event loop and would never
+ * see it. A small thread watches for the parent to change and ends the process.
+ */
+function exitWithParent(): void {
+  const parent = process.ppid;
+  const watchdog = new Worker(
+    `const { workerData } = require('node:worker_threads');
+     setInterval(() => { if (process.ppid !== workerData) process.kill(process.pid, 'SIGKILL'); }, 250);`,
+    { eval: true, workerData: parent },
+  );
+  watchdog.unref();
+  process.on('disconnect', () => process.exit(0));
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const options = JSON.parse(process.argv[2] ?? '{}') as EngineOptions;
+  exitWithParent();
+  let engine: TypstEngine;
+  try {
+    // Loaded here, not at the top, so a native module that fails to load is reported, not a crash.
+    const { TypstEngine: Engine } = await import('./engine.js');
+    engine = new Engine(options);
+  } catch (error) {
+    send({ type: 'fatal', message: `Typst engine failed to start: ${(error as Error).message}` });
+    process.exit(1);
+  }
+  send({ type: 'ready', typstVersion: TYPST_VERSION, startMs: performance.now() - started });
+
+  process.on('message', (job: JobMessage) => {
+    if (job?.type !== 'job') return;
+    const begun = performance.now();
+    const outcome = engine.render(job.body, job.template);
+    const compileMs = performance.now() - begun;
+    if (outcome.ok) {
+      send({ type: 'done', id: job.id, pdf: outcome.pdf, pages: outcome.pages, compileMs, warnings: outcome.warnings });
+      outcome.pdf.fill(0); // serialized by send(); our copy is wiped
+    } else {
+      send({ type: 'failed', id: job.id, failure: outcome.failure, compileMs });
+    }
+    job.body.fill(0);
+  });
+}
+
+void main();
