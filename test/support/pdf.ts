@@ -1,0 +1,46 @@
+/**
+ * Reads PDFs the way a test needs to: pages, text per page, embedded font
+ * names, outline and metadata, with pdf.js.
+ */
+import { getDocument, OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
+
+export interface ParsedPdf {
+  pages: number;
+  /** Text of each page, items joined with spaces. */
+  text: string[];
+  /** Text of each page, one entry per text item, in reading order. */
+  items: string[][];
+  /** Base names of the embedded fonts, subset prefix removed (e.g. "Arimo-Bold"). */
+  fonts: string[];
+  outline: string[];
+  creator: string | undefined;
+}
+
+export async function parsePdf(bytes: Uint8Array | ArrayBuffer): Promise<ParsedPdf> {
+  const data = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : new Uint8Array(bytes);
+  const doc = await getDocument({ data, verbosity: 0, useSystemFonts: false, disableFontFace: true }).promise;
+  try {
+    const text: string[] = [];
+    const items: string[][] = [];
+    const fonts = new Set<string>();
+    for (let n = 1; n <= doc.numPages; n++) {
+      const page = await doc.getPage(n);
+      const content = await page.getTextContent();
+      const strings = content.items.map((item) => ('str' in item ? item.str : '')).filter((s) => s.length > 0);
+      items.push(strings);
+      text.push(strings.join(' '));
+      const ops = await page.getOperatorList();
+      for (let i = 0; i < ops.fnArray.length; i++) {
+        if (ops.fnArray[i] !== OPS.setFont) continue;
+        const id = (ops.argsArray[i] as [string])[0];
+        const font = page.commonObjs.has(id) ? (page.commonObjs.get(id) as { name?: string }) : undefined;
+        if (font?.name) fonts.add(font.name.replace(/^[A-Z]{6}\+/, ''));
+      }
+    }
+    const outline = ((await doc.getOutline()) ?? []).map((entry) => entry.title);
+    const meta = (await doc.getMetadata()).info as { Creator?: string };
+    return { pages: doc.numPages, text, items, fonts: [...fonts], outline, creator: meta.Creator };
+  } finally {
+    await doc.destroy();
+  }
+}

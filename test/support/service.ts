@@ -1,0 +1,106 @@
+/**
+ * Starts the real service (`node dist/src/main.js`) on a free loopback port,
+ * as a user would, and gives tests its URL, its output and a way to stop it.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+export const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+export const TEST_KEY = 'test-key-0123456789';
+
+export interface Service {
+  url: string;
+  process: ChildProcess;
+  /** Everything the service printed on stdout and stderr so far. */
+  output(): string;
+  /** Process ids of the service's worker processes. */
+  workerPids(): number[];
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startService(env: Record<string, string> = {}): Promise<Service> {
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, WORKERS: '2', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), 20_000);
+    const check = () => {
+      const match = /listening on (http:\/\/[^\s]+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code} during start:\n${output}`));
+    });
+  });
+  return {
+    url,
+    process: child,
+    output: () => output,
+    workerPids: () => childPids(child.pid!),
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill(signal);
+      const [code] = await once(child, 'exit');
+      return code as number | null;
+    },
+  };
+}
+
+export function childPids(pid: number): number[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((s) => Number(s.trim()))
+      .filter((n) => n > 0);
+  } catch {
+    return []; // ps exits 1 when there are none
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface GenerateOptions {
+  key?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** POSTs a generate request; `body` objects are sent as JSON. */
+export async function generate(service: Service, body: unknown, options: GenerateOptions = {}): Promise<Response> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
+  const key = options.key === undefined ? TEST_KEY : options.key;
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  return fetch(`${service.url}/v1/pdf/generate`, {
+    method: 'POST',
+    headers,
+    body: (typeof body === "string" || body instanceof Uint8Array ? body : JSON.stringify(body)) as BodyInit,
+  });
+}
+
+/** Waits until the pool reports all workers ready again. */
+export async function waitReady(service: Service, workers: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await fetch(`${service.url}/readyz`);
+    const body = (await res.json()) as { ready?: number };
+    if (res.status === 200 && body.ready === workers) return;
+    if (Date.now() > deadline) throw new Error(`pool not back to ${workers} workers: ${JSON.stringify(body)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
