@@ -1,0 +1,153 @@
+/**
+ * The compiler reaches nothing of the host: no file, no network, and
+ * nothing of a request is left in logs or files.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parsePdf } from './support/pdf.js';
+import { generate, startService, type Service } from './support/service.js';
+
+const SERVER_PATHS = ['typst-pdf-service-virtual-root', process.cwd(), '/work', '/root', '/tmp', 'node_modules'];
+
+async function escapeError(service: Service, template: string): Promise<string> {
+  const res = await generate(service, { data: {}, template });
+  assert.equal(res.status, 400, `${template} -> ${res.status}`);
+  const { error } = (await res.json()) as { error: string };
+  for (const path of SERVER_PATHS) assert.ok(!error.includes(path), `"${error}" shows a server path`);
+  return error;
+}
+
+describe('file system', () => {
+  let service: Service;
+  before(async () => {
+    service = await startService();
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  const escapes = [
+    '#read("/etc/passwd")',
+    '#read("../../../../../etc/passwd")',
+    '#read("/proc/self/environ")',
+    '#read("file:///etc/passwd")',
+    '#image("/etc/hostname")',
+    '#image("../../usr/share/pixmaps/debian-logo.png")',
+    '#json("/etc/os-release")',
+    '#csv("/etc/passwd")',
+    '#yaml("/etc/passwd")',
+    '#plugin("/usr/lib/plugin.wasm")',
+    '#include "/etc/passwd"',
+    '#include "../../../etc/hostname"',
+    '#import "/etc/passwd": *',
+    '#import "lib.typ": *',
+  ];
+  for (const template of escapes) {
+    it(`refuses ${template} with a 400 that shows no server path`, async () => {
+      const error = await escapeError(service, template);
+      assert.match(error, /^Typst error on line 1, column \d+: (file not found|failed to load file)/);
+    });
+  }
+
+  it('lets a template read its own request, and nothing more', async () => {
+    const res = await generate(service, { data: { a: 1 }, template: '#json("/request.json").data.a' });
+    assert.equal(res.status, 200);
+    assert.equal((await parsePdf(await res.arrayBuffer())).text[0], '1');
+  });
+});
+
+describe('packages and network', () => {
+  let proxy: Server;
+  let connections = 0;
+  let service: Service;
+  let packages: string;
+
+  before(async () => {
+    // A loopback listener set as every proxy the compiler could use: it must see no connection.
+    proxy = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as { port: number }).port;
+    const proxyUrl = `http://127.0.0.1:${port}`;
+    packages = mkdtempSync(join(tmpdir(), 'typst-test-packages-'));
+    const dir = join(packages, 'preview', 'greeting', '0.1.0');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'typst.toml'), '[package]\nname = "greeting"\nversion = "0.1.0"\nentrypoint = "lib.typ"\nauthors = ["Test"]\nlicense = "MIT"\ndescription = "test"\n');
+    writeFileSync(join(dir, 'lib.typ'), '#let greet(name) = [Greetings, #name!]\n');
+    service = await startService({
+      PACKAGE_PATH: packages,
+      HTTP_PROXY: proxyUrl,
+      HTTPS_PROXY: proxyUrl,
+      ALL_PROXY: proxyUrl,
+      http_proxy: proxyUrl,
+      https_proxy: proxyUrl,
+    });
+  });
+  after(async () => {
+    await service.stop();
+    proxy.close();
+    rmSync(packages, { recursive: true, force: true });
+  });
+
+  it('fails fast with a 400 naming a package that is not provided', async () => {
+    const started = Date.now();
+    const error = await escapeError(service, 'Intro\n#import "@preview/cetz:0.2.2": canvas');
+    assert.ok(Date.now() - started < 2000);
+    assert.match(error, /^Typst error on line 2, column \d+: package @preview\/cetz:0\.2\.2 is not available/);
+  });
+
+  it('fails a package name built at run time the same way, without a connection', async () => {
+    const error = await escapeError(service, '#let p = "@pre" + "view/cetz:0.2.2"\n#import p: canvas');
+    assert.match(error, /package @preview\/cetz:0\.2\.2 is not available/);
+  });
+
+  it('loads a package from PACKAGE_PATH', async () => {
+    const res = await generate(service, { data: { who: 'Ada' }, template: '#import "@preview/greeting:0.1.0": greet\n#greet(data.who)' });
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal((await parsePdf(await res.arrayBuffer())).text[0], 'Greetings, Ada!');
+  });
+
+  it('opened no connection to any proxy', () => {
+    assert.equal(connections, 0);
+  });
+});
+
+describe('zero data retention', () => {
+  let service: Service;
+  before(async () => {
+    service = await startService({ LOG_LEVEL: 'trace' });
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  it('writes no file and logs nothing of the request, the template or Typst messages', async () => {
+    const marker = `secret-${Math.random().toString(36).slice(2)}`;
+    const tmpBefore = readdirSync(tmpdir()).sort();
+    const cwdBefore = readdirSync(process.cwd()).sort();
+    const requests = [
+      { data: { secret: marker }, template: `#data.secret // ${marker}` },
+      { data: { secret: marker }, template: `#let ${marker.replace(/-/g, '_')} = (` },
+      { data: { secret: marker }, template: `#panic("${marker}")` },
+      { data: { secret: marker }, template: `#read("/${marker}")` },
+      { data: { secret: marker }, template: `#set text(font: "${marker}")\nx` },
+    ];
+    for (const body of requests) {
+      const res = await generate(service, body, { headers: { 'x-request-id': 'retention-check' } });
+      await res.arrayBuffer();
+    }
+    await generate(service, `{"data":{"s":"${marker}"`);
+    await new Promise((r) => setTimeout(r, 200));
+    const output = service.output();
+    assert.match(output, /retention-check/, 'request lines are logged');
+    assert.ok(!output.includes(marker), 'the log shows request content');
+    assert.deepEqual(readdirSync(tmpdir()).sort(), tmpBefore);
+    assert.deepEqual(readdirSync(process.cwd()).sort(), cwdBefore);
+  });
+});
