@@ -14,33 +14,35 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-function loadKeys(config: Config): KeyStore {
+/** Never run open: with no key configured, a key is made for this run and shown once. */
+function loadKeys(config: Config): { keys: KeyStore; generated?: string } {
   const keys = KeyStore.load(config.apiKeys, config.apiKeysFile);
-  if (keys.size > 0) return keys;
-  // Never run open: with no key configured, make one and show it once.
-  const generated = KeyStore.generate();
-  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  if (keys.size > 0) return { keys };
+  const { store, key } = KeyStore.generate();
+  return { keys: store, generated: key };
+}
+
+function printGeneratedKey(key: string, baseUrl: string): void {
   process.stdout.write(
     [
       '',
       'No API_KEYS or API_KEYS_FILE set; generated an API key for this run:',
       '',
-      `  ${generated.key}`,
+      `  ${key}`,
       '',
       'Try it:',
-      `  curl -X POST http://${host}:${config.port}/v1/pdf/generate \\`,
-      `    -H "Authorization: Bearer ${generated.key}" -H "Content-Type: application/json" \\`,
+      `  curl -X POST ${baseUrl}/v1/pdf/generate \\`,
+      `    -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\`,
       `    -d '{"data":{"name":"World"},"template":"= Hello #data.name"}' -o hello.pdf`,
       '',
       '',
     ].join('\n'),
   );
-  return generated.store;
 }
 
 async function main(): Promise<void> {
   let config: Config;
-  let keys: KeyStore;
+  let keys: ReturnType<typeof loadKeys>;
   try {
     config = loadConfig();
     keys = loadKeys(config);
@@ -72,7 +74,7 @@ async function main(): Promise<void> {
   }
 
   const app = await buildApp({
-    keys,
+    keys: keys.keys,
     renderer: pool,
     health: { stats: () => pool.stats(), closing: () => closing },
     logger,
@@ -100,6 +102,11 @@ async function main(): Promise<void> {
   }
   const address = app.server.address();
   const where = typeof address === 'object' && address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : String(address);
+  if (keys.generated) {
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+    printGeneratedKey(keys.generated, `http://${host}:${port}`);
+  }
   process.stdout.write(`typst-pdf-service listening on ${where} with ${config.workers} workers\n`);
   logger.info({ address: where, workers: config.workers }, 'listening');
 }

@@ -1,0 +1,103 @@
+/**
+ * The worker pool under stress: runaway compiles are killed at the limit,
+ * crashed workers are replaced, a full queue answers 503 at once, and
+ * requests beside the failing one are not disturbed.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { generate, isAlive, startService, waitReady, type Service } from './support/service.js';
+
+/** 10^10 loop iterations: far more than 10 s, with almost no memory. */
+const RUNAWAY = '#for i in range(100000) { for j in range(100000) { } }';
+
+describe('compile time limit (10 s, the default)', () => {
+  let service: Service;
+  before(async () => {
+    service = await startService({ WORKERS: '2' });
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  it('answers 422 within about 10.5 s, replaces the worker, and serves requests beside it', async () => {
+    const workersBefore = service.workerPids();
+    assert.equal(workersBefore.length, 2);
+    const started = Date.now();
+    const runaway = generate(service, { data: {}, template: RUNAWAY });
+    // Meanwhile the other worker keeps answering.
+    await new Promise((r) => setTimeout(r, 300));
+    for (let i = 0; i < 5; i++) {
+      const res = await generate(service, { data: { i }, template: 'beside #data.i' });
+      assert.equal(res.status, 200);
+    }
+    const res = await runaway;
+    const elapsed = Date.now() - started;
+    assert.equal(res.status, 422);
+    assert.deepEqual(await res.json(), { error: 'Template compilation exceeded the 10 second limit' });
+    assert.ok(elapsed >= 9_900 && elapsed < 10_500, `answered after ${elapsed} ms`);
+    await waitReady(service, 2);
+    const workersAfter = service.workerPids();
+    assert.equal(workersAfter.length, 2);
+    const killed = workersBefore.filter((pid) => !workersAfter.includes(pid));
+    assert.equal(killed.length, 1, 'exactly the runaway worker was replaced');
+    assert.ok(!isAlive(killed[0]!), 'the runaway compile is not left running');
+    assert.equal((await generate(service, { data: {}, template: 'after' })).status, 200);
+  });
+});
+
+describe('worker faults', () => {
+  let service: Service;
+  before(async () => {
+    service = await startService({ WORKERS: '2', COMPILE_TIMEOUT_MS: '5000' });
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  it('answers 500 JSON when the worker dies mid-compile, then refills the pool', async () => {
+    const pending = generate(service, { data: {}, template: RUNAWAY });
+    await new Promise((r) => setTimeout(r, 500));
+    // The busy worker is the one using CPU; kill every worker to be sure to hit it.
+    for (const pid of service.workerPids()) process.kill(pid, 'SIGKILL');
+    const res = await pending;
+    assert.equal(res.status, 500);
+    assert.deepEqual(await res.json(), { error: 'An unexpected error occurred during document compilation.' });
+    await waitReady(service, 2);
+    assert.equal((await generate(service, { data: {}, template: 'recovered' })).status, 200);
+  });
+
+  it('uses the configured limit in the 422 message', async () => {
+    const res = await generate(service, { data: {}, template: RUNAWAY });
+    assert.equal(res.status, 422);
+    assert.deepEqual(await res.json(), { error: 'Template compilation exceeded the 5 second limit' });
+    await waitReady(service, 2);
+  });
+});
+
+describe('bounded queue', () => {
+  let service: Service;
+  before(async () => {
+    service = await startService({ WORKERS: '1', QUEUE_LIMIT: '1', QUEUE_TIMEOUT_MS: '1000', COMPILE_TIMEOUT_MS: '3000' });
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  it('answers 503 with Retry-After at once when the queue is full, and after the queue wait', async () => {
+    const busy = generate(service, { data: {}, template: RUNAWAY }); // occupies the only worker
+    await new Promise((r) => setTimeout(r, 200));
+    const queued = generate(service, { data: {}, template: 'waits' }); // takes the only queue place
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    const refused = await generate(service, { data: {}, template: 'refused' });
+    assert.equal(refused.status, 503);
+    assert.ok(Date.now() - started < 500, 'refused at once');
+    assert.equal(refused.headers.get('retry-after'), '1');
+    assert.deepEqual(await refused.json(), { error: 'Service temporarily unavailable. Please try again later.' });
+    const waited = await queued;
+    assert.equal(waited.status, 503, 'the queued job gives up after QUEUE_TIMEOUT_MS');
+    assert.equal((await busy).status, 422);
+    await waitReady(service, 1);
+    assert.equal((await generate(service, { data: {}, template: 'ok' })).status, 200);
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * Start-up as an operator meets it: keys from the environment or a file,
+ * a generated key when none is set, and clear refusals of bad settings.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { generate, MAIN, startService } from './support/service.js';
+
+function runMain(env: Record<string, string>) {
+  return spawnSync(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', API_KEYS: 'k', ...env },
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
+}
+
+describe('API keys', () => {
+  it('generates a key when none is configured, prints it once with a curl line, and requires it', async () => {
+    const service = await startService({ API_KEYS: '' });
+    try {
+      const match = /generated an API key for this run:\s+(\S+)/.exec(service.output());
+      assert.ok(match, service.output());
+      const key = match[1]!;
+      assert.ok(service.output().includes(`curl -X POST ${service.url}/v1/pdf/generate`), service.output());
+      assert.equal(service.output().split(key).length - 1, 2, 'the key appears in the banner and the curl line only');
+      assert.equal((await generate(service, { data: {}, template: 'x' }, { key: null })).status, 401);
+      assert.equal((await generate(service, { data: {}, template: 'x' }, { key: 'wrong' })).status, 401);
+      assert.equal((await generate(service, { data: {}, template: 'x' }, { key })).status, 200);
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it('accepts plain and SHA-256 entries from API_KEYS and API_KEYS_FILE', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'typst-keys-'));
+    const file = join(dir, 'keys');
+    const hashed = createHash('sha256').update('from-file-hashed').digest('hex');
+    writeFileSync(file, `# team keys\nfrom-file-plain name=billing\nsha256:${hashed} name=reports limit=500\n`);
+    const service = await startService({ API_KEYS: 'env-one, env-two', API_KEYS_FILE: file, LOG_LEVEL: 'info' });
+    try {
+      for (const key of ['env-one', 'env-two', 'from-file-plain', 'from-file-hashed']) {
+        const res = await generate(service, { data: {}, template: 'x' }, { key });
+        assert.equal(res.status, 200, key);
+      }
+      assert.match(service.output(), /"key":"billing"/, 'the key name is logged');
+      assert.ok(!service.output().includes('from-file-plain'), 'the key itself is never logged');
+      assert.equal((await generate(service, { data: {}, template: 'x' }, { key: hashed })).status, 401, 'the hash is not a key');
+    } finally {
+      await service.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers 401 for missing, malformed and unknown keys before reading the body', async () => {
+    const service = await startService();
+    try {
+      const headersList: Array<Record<string, string>> = [
+        {},
+        { authorization: 'test-key-0123456789' },
+        { authorization: 'Basic dGVzdDp0ZXN0' },
+        { authorization: 'Bearer' },
+        { authorization: 'Bearer wrong-key' },
+      ];
+      for (const headers of headersList) {
+        const res = await fetch(`${service.url}/v1/pdf/generate`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: 'not even json',
+        });
+        assert.equal(res.status, 401, JSON.stringify(headers));
+        assert.equal(res.headers.get('www-authenticate'), 'Bearer');
+        assert.deepEqual(await res.json(), { error: 'Missing or invalid API Key' });
+      }
+    } finally {
+      await service.stop();
+    }
+  });
+});
+
+describe('settings', () => {
+  const bad: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: 'eighty' }, /PORT must be a whole number/],
+    [{ PORT: '70000' }, /PORT must be between 0 and 65535/],
+    [{ WORKERS: '0' }, /WORKERS must be between 1 and 256/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
+    [{ PACKAGE_PATH: 'relative/dir' }, /PACKAGE_PATH must be an absolute/],
+    [{ API_KEYS: '', API_KEYS_FILE: '/nonexistent/keys' }, /API_KEYS_FILE cannot be read/],
+  ];
+  for (const [env, message] of bad) {
+    it(`refuses to start with ${JSON.stringify(env)}`, () => {
+      const result = runMain(env);
+      assert.equal(result.status, 1);
+      assert.match(result.stderr, message);
+    });
+  }
+
+  it('listens on the HOST and PORT given and prints the address', async () => {
+    const service = await startService({ HOST: '127.0.0.1' });
+    try {
+      assert.match(service.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal((await fetch(`${service.url}/healthz`)).status, 200);
+    } finally {
+      await service.stop();
+    }
+  });
+});
