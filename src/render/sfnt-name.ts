@@ -271,14 +271,11 @@ function pad4(n: number): number {
 
 /** OpenType table checksum: sum of big-endian uint32 words, zero padded. */
 export function tableChecksum(data: Buffer): number {
-  let sum = 0;
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const whole = data.length & ~3;
-  for (let i = 0; i < whole; i += 4) sum = (sum + data.readUInt32BE(i)) >>> 0;
-  if (whole < data.length) {
-    const tail = Buffer.alloc(4);
-    data.copy(tail, 0, whole);
-    sum = (sum + tail.readUInt32BE(0)) >>> 0;
-  }
+  let sum = 0;
+  for (let i = 0; i < whole; i += 4) sum = (sum + view.getUint32(i)) >>> 0;
+  for (let i = whole; i < data.length; i++) sum = (sum + (data[i]! << (24 - 8 * (i - whole)))) >>> 0;
   return sum;
 }
 
@@ -304,6 +301,7 @@ function rebuildFont(font: Buffer, tables: TableRecord[], replaced: Map<string, 
   const out = Buffer.alloc(cursor); // zero filled, so padding is zero
   font.copy(out, 0, 0, OFFSET_TABLE_SIZE); // version, numTables, search fields unchanged
   let headOffset = -1;
+  let tablesSum = 0;
   tables.forEach((t, i) => {
     const data = dataOf(t);
     const offset = newOffset.get(t.tag)!;
@@ -312,15 +310,19 @@ function rebuildFont(font: Buffer, tables: TableRecord[], replaced: Map<string, 
       headOffset = offset;
       out.writeUInt32BE(0, offset + 8); // checksum is defined with adjustment = 0
     }
+    const checksum = tableChecksum(out.subarray(offset, offset + data.length));
+    tablesSum = (tablesSum + checksum) >>> 0;
     const at = OFFSET_TABLE_SIZE + i * TABLE_RECORD_SIZE;
     out.write(t.tag, at, 'latin1');
-    out.writeUInt32BE(tableChecksum(out.subarray(offset, offset + data.length)), at + 4);
+    out.writeUInt32BE(checksum, at + 4);
     out.writeUInt32BE(offset, at + 8);
     out.writeUInt32BE(data.length, at + 12);
   });
   if (headOffset >= 0) {
-    const adjustment = (HEAD_MAGIC_SUM - tableChecksum(out)) >>> 0;
-    out.writeUInt32BE(adjustment, headOffset + 8);
+    // Tables are 4-aligned and zero padded, so the whole-file sum is the
+    // directory's sum plus the table checksums: no second pass needed.
+    const fileSum = (tableChecksum(out.subarray(0, dirSize)) + tablesSum) >>> 0;
+    out.writeUInt32BE((HEAD_MAGIC_SUM - fileSum) >>> 0, headOffset + 8);
   }
   return out;
 }
