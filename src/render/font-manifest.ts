@@ -1,0 +1,67 @@
+// Which fonts the renderer bundles, where they come from, and which extra
+// family names they answer to. Pure data; loading happens in fonts.ts.
+
+export type FontStyle = 'normal' | 'italic' | 'oblique';
+
+export interface BundledFamily {
+  /** Family name inside the font files (checked at load time). */
+  family: string;
+  /** npm package that ships the TTF files (exact-pinned in package.json). */
+  pkg: string;
+  /** Files inside the package, resolved with require.resolve. */
+  files: string[];
+  /** Extra family names served by in-memory renamed copies. */
+  aliases: string[];
+}
+
+// @expo-google-fonts/* lay files out as <dir>/<Prefix>_<dir>.ttf.
+const EXPO_STYLES = ['400Regular', '700Bold', '400Regular_Italic', '700Bold_Italic'];
+
+function expo(family: string, pkgName: string, prefix: string, aliases: string[] = []): BundledFamily {
+  const pkg = `@expo-google-fonts/${pkgName}`;
+  return { family, pkg, files: EXPO_STYLES.map((s) => `${pkg}/${s}/${prefix}_${s}.ttf`), aliases };
+}
+
+export const BUNDLED_FAMILIES: BundledFamily[] = [
+  // Metric-compatible stand-ins for the classic PostScript/Windows core fonts
+  // (same advance widths, so text set in them breaks lines the same way).
+  expo('Arimo', 'arimo', 'Arimo', ['Helvetica', 'Arial']),
+  expo('Tinos', 'tinos', 'Tinos', ['Times', 'Times New Roman']),
+  expo('Cousine', 'cousine', 'Cousine', ['Courier', 'Courier New']),
+  // Widely used open families.
+  expo('Roboto', 'roboto', 'Roboto'),
+  expo('Inter', 'inter', 'Inter'),
+  expo('Open Sans', 'open-sans', 'OpenSans'),
+  expo('Lato', 'lato', 'Lato'),
+  expo('Noto Sans', 'noto-sans', 'NotoSans'),
+  expo('Noto Serif', 'noto-serif', 'NotoSerif'),
+];
+
+const RIBBI = [
+  { style: 'normal', weight: 400 },
+  { style: 'normal', weight: 700 },
+  { style: 'italic', weight: 400 },
+  { style: 'italic', weight: 700 },
+] as const;
+
+/**
+ * Fonts compiled into the typst-ts binding itself (typst-assets for Typst
+ * 0.11). Verified by compiling with `fallback: false` while system font
+ * directories were hidden: each family/style embedded its own font file.
+ * New Computer Modern Math has Regular (400) and Book (450) cuts only.
+ */
+export const TYPST_EMBEDDED_FAMILIES: { family: string; styles: { style: FontStyle; weight: number }[] }[] = [
+  { family: 'Linux Libertine', styles: [...RIBBI] },
+  { family: 'New Computer Modern', styles: [...RIBBI] },
+  {
+    family: 'New Computer Modern Math',
+    styles: [
+      { style: 'normal', weight: 400 },
+      { style: 'normal', weight: 450 },
+    ],
+  },
+  {
+    family: 'DejaVu Sans Mono',
+    styles: RIBBI.map((s) => ({ ...s, style: s.style === 'italic' ? 'oblique' : s.style })),
+  },
+];
