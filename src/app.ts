@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { MAX_BODY_BYTES } from './config.js';
 import { authenticate } from './http/auth.js';
 import { errorHandler, HttpError, MESSAGES, sendError } from './http/errors.js';
+import { fontsRoute, type FontSource } from './http/fonts.js';
 import { generateRoute, type Renderer } from './http/generate.js';
 import { healthRoutes, type HealthSource } from './http/health.js';
 import { registerJsonBody } from './http/json-body.js';
@@ -20,6 +21,7 @@ import type { KeyStore } from './http/keys.js';
 export interface AppOptions {
   keys: KeyStore;
   renderer: Renderer;
+  fonts: FontSource;
   health: HealthSource;
   logger: Logger;
   compileTimeoutMs: number;
@@ -75,6 +77,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(async (api) => {
     api.addHook('onRequest', authenticate(options.keys));
     generateRoute(api, options.renderer);
+    fontsRoute(api, options.fonts);
   });
 
   return app;

@@ -76,6 +76,7 @@ async function main(): Promise<void> {
   const app = await buildApp({
     keys: keys.keys,
     renderer: pool,
+    fonts: pool,
     health: { stats: () => pool.stats(), closing: () => closing },
     logger,
     compileTimeoutMs: config.compileTimeoutMs,

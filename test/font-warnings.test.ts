@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { before, describe, test } from 'node:test';
 import type { NodeCompiler as NodeCompilerType } from '@myriaddreamin/typst-ts-node-compiler';
-import { extractFontFamilies, findUnknownFamilies, unknownFontWarnings } from '../src/render/font-warnings.js';
+import { extractFontFamilies, unknownFontWarnings } from '../src/render/font-warnings.js';
 import { loadFontCatalog } from '../src/render/fonts.js';
 
 const require = createRequire(import.meta.url);
@@ -39,16 +39,13 @@ describe('unknown font detection', () => {
     assert.deepEqual(extractFontFamilies(source), ['Helvetica', 'NoSuchFont', 'Times New Roman', 'Say "Hi"', 'Courier']);
   });
 
-  test('probes the compiler for families it cannot resolve', () => {
-    assert.deepEqual(
-      findUnknownFamilies(compiler, ['Helvetica', 'NoSuchFont', 'arimo', 'Linux Libertine', 'Nope "quoted"']),
-      ['NoSuchFont', 'Nope "quoted"'],
-    );
-    assert.deepEqual(findUnknownFamilies(compiler, []), []);
-  });
-
-  test('formats warnings like later Typst versions', () => {
-    const source = '#set text(font: ("NoSuchFont", "Arial"))\nHello';
-    assert.deepEqual(unknownFontWarnings(compiler, source), ['unknown font family: nosuchfont']);
+  test('warns once per family that is not loaded, with the line of its first mention', () => {
+    const known = new Set(loadFontCatalog().families.map((f) => f.family.toLowerCase()));
+    const source = 'Intro\n#set text(font: ("NoSuchFont", "Arial"))\n#text(font: "nosuchfont")[x]\n#text(font: "Other")[y]';
+    assert.deepEqual(unknownFontWarnings(source, known), [
+      { message: 'unknown font family: nosuchfont', line: 2 },
+      { message: 'unknown font family: other', line: 4 },
+    ]);
+    assert.deepEqual(unknownFontWarnings('#set text(font: "HELVETICA")', known), []);
   });
 });

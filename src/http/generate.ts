@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { RenderInput, RenderResult } from '../render/pool.js';
+import type { Warning } from '../render/protocol.js';
 import { requireJsonWithinLimit } from './json-body.js';
 
 export interface Renderer {
@@ -18,6 +19,21 @@ export const generateBodySchema = {
     template: { type: 'string', description: 'Typst markup.' },
   },
 } as const;
+
+const WARNINGS_HEADER_MAX = 2000;
+
+/**
+ * `X-Typst-Warnings`: the count, then each warning as `line N: message`,
+ * separated by ` | `; non-ASCII characters escaped as \uXXXX, cut to a bounded length.
+ */
+export function warningsHeader(warnings: Warning[]): string {
+  const parts = warnings.map((w) => (w.line === null ? w.message : `line ${w.line}: ${w.message}`));
+  const text = `${warnings.length}; ${parts.join(' | ')}`.replace(
+    /[^\x20-\x7e]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return text.length > WARNINGS_HEADER_MAX ? `${text.slice(0, WARNINGS_HEADER_MAX - 3)}...` : text;
+}
 
 interface GenerateBody {
   data: Record<string, unknown>;
@@ -43,6 +59,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer): void {
       // Wiped once the response has been written (see the onResponse hook in app.ts).
       request.pdf = result.pdf;
       request.compileMs = result.compileMs;
+      if (result.warnings.length > 0) reply.header('x-typst-warnings', warningsHeader(result.warnings));
       return reply
         .code(200)
         .headers({

@@ -10,6 +10,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { NodeCompiler } from '@myriaddreamin/typst-ts-node-compiler';
 import { packageUnavailable, toFailure, toWarnings, type Positioning, type RawDiagnostic } from './diagnostics.js';
+import { unknownFontWarnings } from './font-warnings.js';
+import type { FontCatalog } from './fonts.js';
 import type { TemplateFailure, Warning } from './protocol.js';
 
 /** Virtual project root: must not exist on the host. */
@@ -31,9 +33,8 @@ const SYNTAX_PROBE = `#panic("${PROBE_MARK}")\n`;
 /** `import`/`include` of a package literal, e.g. `#import "@preview/cetz:0.2.2"`. */
 const PACKAGE_IMPORT = /\b(?:import|include)\s*\(?\s*"@([a-z0-9_-]+)\/([a-z0-9_-]+):(\d+\.\d+\.\d+)"/gi;
 
+/** Settings the server passes to each worker. */
 export interface EngineOptions {
-  /** Extra fonts handed to the compiler once, at start. */
-  fontBlobs?: Buffer[];
   /** Operator-provided package directory (`<namespace>/<name>/<version>`). */
   packagePath?: string;
 }
@@ -45,15 +46,22 @@ export type RenderOutcome =
 export class TypstEngine {
   private readonly compiler: NodeCompiler;
   private readonly positioning: Positioning;
+  /** Lower-case names of every family loaded, to warn about the others. */
+  private readonly knownFamilies: ReadonlySet<string>;
 
-  constructor(private readonly options: EngineOptions = {}) {
+  /** `fonts` are handed to the compiler once, here; without them only Typst's own fonts exist. */
+  constructor(
+    private readonly options: EngineOptions = {},
+    fonts?: FontCatalog,
+  ) {
     if (existsSync(VIRTUAL_ROOT)) {
       throw new Error(`${VIRTUAL_ROOT} exists on this host; the compiler's root must be an empty, non-existent path`);
     }
     this.compiler = NodeCompiler.create({
       workspace: VIRTUAL_ROOT,
-      fontArgs: options.fontBlobs?.length ? [{ fontBlobs: options.fontBlobs }] : [],
+      fontArgs: fonts ? [{ fontBlobs: fonts.blobs }] : [],
     });
+    this.knownFamilies = new Set((fonts?.families ?? []).map((f) => f.family.toLowerCase()));
     this.positioning = {
       prefixLines: PREFIX_LINES,
       hiddenPaths: [VIRTUAL_ROOT, options.packagePath ?? ''].filter(Boolean),
@@ -74,7 +82,8 @@ export class TypstEngine {
         return { ok: false, failure: toFailure(raw, this.hasSyntaxErrors(template), this.positioning) };
       }
       const pdf = this.compiler.pdf(document);
-      return { ok: true, pdf, pages: document.numOfPages, warnings: toWarnings(raw, this.positioning) };
+      const warnings = [...toWarnings(raw, this.positioning), ...unknownFontWarnings(template, this.knownFamilies)];
+      return { ok: true, pdf, pages: document.numOfPages, warnings };
     } finally {
       this.clean();
     }

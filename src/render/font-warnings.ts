@@ -3,13 +3,13 @@
 // Typst 0.11.1 (as bundled in typst-ts-node-compiler 0.5.0-rc7) never warns
 // about an unknown font family: the "unknown font family" warning only exists
 // from Typst 0.12 on, and this binding drops all warnings of a successful
-// compile anyway (takeDiagnostics() is null). So the check is done here, in
-// two steps:
-//   1. extractFontFamilies: literal family names after `font:` in the source;
-//   2. findUnknownFamilies: ask the compiler which of them it cannot resolve.
-// Names computed at run time (variables, sys.inputs) are not seen by step 1.
+// compile anyway (takeDiagnostics() is null). So the check is done here:
+// literal family names after `font:` in the source are looked up in the
+// families the worker loaded. Workers see no system fonts (FONTCONFIG_FILE is
+// /dev/null in their environment), so that list is complete. Names computed at
+// run time (variables, string concatenation) are not seen.
 
-import type { NodeCompiler } from '@myriaddreamin/typst-ts-node-compiler';
+import type { Warning } from './protocol.js';
 
 const FONT_ARG = /(?<![\w-])font\s*:\s*/g;
 const STRING_LITERAL = /"((?:[^"\\]|\\.)*)"/y;
@@ -23,13 +23,23 @@ function unescapeTypst(body: string): string {
  * (set rules and direct `text(...)` calls alike), without duplicates.
  */
 export function extractFontFamilies(source: string): string[] {
-  const found = new Set<string>();
+  return [...new Set(findFontFamilies(source).map((f) => f.family))];
+}
+
+interface FamilyAt {
+  family: string;
+  /** Index of the string literal in the source. */
+  index: number;
+}
+
+function findFontFamilies(source: string): FamilyAt[] {
+  const found: FamilyAt[] = [];
   for (const match of source.matchAll(FONT_ARG)) {
     let at = match.index + match[0].length;
     if (source[at] === '"') {
       STRING_LITERAL.lastIndex = at;
       const lit = STRING_LITERAL.exec(source);
-      if (lit) found.add(unescapeTypst(lit[1]!));
+      if (lit) found.push({ family: unescapeTypst(lit[1]!), index: at });
     } else if (source[at] === '(') {
       // Collect the string literals up to the matching parenthesis.
       let depth = 0;
@@ -41,41 +51,29 @@ export function extractFontFamilies(source: string): string[] {
           STRING_LITERAL.lastIndex = at;
           const lit = STRING_LITERAL.exec(source);
           if (!lit) break;
-          found.add(unescapeTypst(lit[1]!));
+          found.push({ family: unescapeTypst(lit[1]!), index: at });
           at = STRING_LITERAL.lastIndex - 1;
         }
       }
     }
   }
-  return [...found];
-}
-
-function typstString(text: string): string {
-  return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  return found;
 }
 
 /**
- * The subset of `families` the compiler has no font for. Probes by measuring
- * a short Latin string with `fallback: false`: an unknown family shapes to
- * nothing and measures 0pt. This covers everything the compiler loaded
- * (bundled blobs, Typst's embedded fonts, system fonts).
- * Note: it replaces the compiler's main file, so call it between renders.
+ * One warning per family name the template asks for that is not loaded,
+ * worded as Typst 0.12+ words it, with the 1-based line of its first mention.
+ * `known` holds lower-case family names (Typst matches families case-insensitively).
  */
-export function findUnknownFamilies(compiler: NodeCompiler, families: string[]): string[] {
-  if (families.length === 0) return [];
-  const list = families.map(typstString).join(', ');
-  const probe =
-    `#context [#metadata((${list},).map(f => ` +
-    `measure(text(font: f, fallback: false, "Hxg")).width.pt()))<font-probe>]`;
-  const compiled = compiler.compile({ mainFileContent: probe });
-  if (!compiled.result) throw new Error('font probe failed to compile');
-  const [widths] = compiler.query(compiled.result, { selector: '<font-probe>', field: 'value' }) as [number[]];
-  return families.filter((_, i) => widths[i] === 0);
-}
-
-/** Warning texts in the wording Typst 0.12+ uses for the same situation. */
-export function unknownFontWarnings(compiler: NodeCompiler, source: string): string[] {
-  return findUnknownFamilies(compiler, extractFontFamilies(source)).map(
-    (family) => `unknown font family: ${family.toLowerCase()}`,
-  );
+export function unknownFontWarnings(source: string, known: ReadonlySet<string>): Warning[] {
+  const warned = new Set<string>();
+  const warnings: Warning[] = [];
+  for (const { family, index } of findFontFamilies(source)) {
+    const name = family.toLowerCase();
+    if (known.has(name) || warned.has(name)) continue;
+    warned.add(name);
+    const line = source.slice(0, index).split('\n').length;
+    warnings.push({ message: `unknown font family: ${name}`, line });
+  }
+  return warnings;
 }

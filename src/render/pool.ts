@@ -15,6 +15,7 @@ import {
   TemplateError,
   WorkerCrashError,
 } from './errors.js';
+import type { FontFamilyInfo } from './fonts.js';
 import type { JobMessage, Warning, WorkerMessage } from './protocol.js';
 
 export interface PoolOptions {
@@ -85,6 +86,7 @@ export class RenderPool extends EventEmitter {
   private readonly slots = new Set<Slot>();
   private readonly queue: Pending[] = [];
   private nextJobId = 1;
+  private loadedFonts: FontFamilyInfo[] = [];
   private closing = false;
   private consecutiveStartFailures = 0;
 
@@ -136,6 +138,11 @@ export class RenderPool extends EventEmitter {
     return { size: this.options.size, ready, busy, queued: this.queue.length, queueLimit: this.options.queueLimit };
   }
 
+  /** The font families the workers loaded, as the last worker to start reported them. */
+  fonts(): FontFamilyInfo[] {
+    return this.loadedFonts;
+  }
+
   /** Process ids of the live workers (for tests and operators). */
   pids(): number[] {
     return [...this.slots].map((s) => s.child.pid).filter((pid): pid is number => pid !== undefined);
@@ -185,7 +192,8 @@ export class RenderPool extends EventEmitter {
           settled = true;
           this.consecutiveStartFailures = 0;
           slot.state = 'idle';
-          this.emit('ready', { pid: child.pid, startMs: message.startMs });
+          this.loadedFonts = message.fonts;
+          this.emit('ready', { pid: child.pid, startMs: message.startMs, fontBytes: message.fontBytes });
           resolve();
           this.dispatch();
         } else if (message.type === 'fatal') {

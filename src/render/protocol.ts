@@ -2,6 +2,7 @@
  * Messages between the server and a worker process (IPC with Node's
  * "advanced" serialization, so byte arrays travel without base64).
  */
+import type { FontFamilyInfo } from './fonts.js';
 
 /** One compile: the raw request body (Typst reads `data` from it) and the template. */
 export interface JobMessage {
@@ -24,7 +25,7 @@ export type TemplateFailure =
   | { kind: 'data'; message: string };
 
 export type WorkerMessage =
-  | { type: 'ready'; typstVersion: string; startMs: number }
+  | { type: 'ready'; typstVersion: string; startMs: number; fonts: FontFamilyInfo[]; fontBytes: number }
   | { type: 'fatal'; message: string }
   | { type: 'done'; id: number; pdf: Uint8Array; pages: number; compileMs: number; warnings: Warning[] }
   | { type: 'failed'; id: number; failure: TemplateFailure; compileMs: number };

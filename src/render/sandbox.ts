@@ -1,6 +1,6 @@
 /**
  * The environment a worker process runs in. The compiler inherits nothing
- * of the server's environment: no home directory, no cache directory it
+ * of the server's environment: no system fonts, no home directory, no cache directory it
  * could write to, and a proxy that cannot be reached, so that a package
  * download Typst might attempt fails at once without leaving the host
  * (port 0 can never be listened on).
@@ -46,6 +46,9 @@ export function createSandbox(packagePath: string | undefined): Sandbox {
     all_proxy: UNREACHABLE_PROXY,
     NO_PROXY: '',
     no_proxy: '',
+    // No system fonts: documents look the same on every host, and the fonts
+    // the worker reports (GET /v1/fonts) are exactly the fonts it has.
+    FONTCONFIG_FILE: '/dev/null',
   };
   return { env, dispose };
 }

@@ -5,6 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { EngineOptions, TypstEngine } from './engine.js';
+import type { FontCatalog } from './fonts.js';
 import type { JobMessage, WorkerMessage } from './protocol.js';
 
 /** Typst version of the pinned binding (its PDFs say "Typst 0.11.1"). */
@@ -35,15 +36,19 @@ async function main(): Promise<void> {
   const options = JSON.parse(process.argv[2] ?? '{}') as EngineOptions;
   exitWithParent();
   let engine: TypstEngine;
+  let fonts: FontCatalog;
   try {
     // Loaded here, not at the top, so a native module that fails to load is reported, not a crash.
     const { TypstEngine: Engine } = await import('./engine.js');
-    engine = new Engine(options);
+    const { loadFontCatalog } = await import('./fonts.js');
+    fonts = loadFontCatalog();
+    engine = new Engine(options, fonts);
   } catch (error) {
     send({ type: 'fatal', message: `Typst engine failed to start: ${(error as Error).message}` });
     process.exit(1);
   }
-  send({ type: 'ready', typstVersion: TYPST_VERSION, startMs: performance.now() - started });
+  const startMs = performance.now() - started;
+  send({ type: 'ready', typstVersion: TYPST_VERSION, startMs, fonts: fonts.families, fontBytes: fonts.totalBytes });
 
   process.on('message', (job: JobMessage) => {
     if (job?.type !== 'job') return;

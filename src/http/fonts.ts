@@ -1,0 +1,16 @@
+/**
+ * GET /v1/fonts: every family a template can name, its styles and weights,
+ * and which names are aliases of which font, as the workers loaded them.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { FontFamilyInfo } from '../render/fonts.js';
+
+export interface FontSource {
+  fonts(): FontFamilyInfo[];
+}
+
+export function fontsRoute(app: FastifyInstance, source: FontSource): void {
+  app.get('/v1/fonts', async () => ({
+    families: source.fonts().map(({ family, aliasOf, styles, source: origin }) => ({ family, aliasOf, styles, source: origin })),
+  }));
+}
