@@ -17,6 +17,7 @@ import { generateRoute, type Renderer } from './http/generate.js';
 import { healthRoutes, type HealthSource } from './http/health.js';
 import { registerJsonBody } from './http/json-body.js';
 import type { KeyStore } from './http/keys.js';
+import { registerRateLimit, type RateLimitOptions } from './http/rate-limit.js';
 
 export interface AppOptions {
   keys: KeyStore;
@@ -25,6 +26,9 @@ export interface AppOptions {
   health: HealthSource;
   logger: Logger;
   compileTimeoutMs: number;
+  rateLimit: Omit<RateLimitOptions, 'keys'>;
+  /** Proxies whose X-Forwarded-For gives the client address (TRUST_PROXY). */
+  trustProxy?: boolean | string[];
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -41,12 +45,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
+    trustProxy: options.trustProxy ?? false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
 
   registerJsonBody(app);
   app.setErrorHandler(errorHandler(options.compileTimeoutMs));
   app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));
+  // Counts every /v1 request first, before auth and before the body is read.
+  const rateLimitHealth = await registerRateLimit(app, { keys: options.keys, ...options.rateLimit });
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('cache-control', 'no-store');
@@ -72,7 +79,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     );
   });
 
-  healthRoutes(app, options.health);
+  healthRoutes(app, { ...options.health, rateLimit: rateLimitHealth });
 
   await app.register(async (api) => {
     api.addHook('onRequest', authenticate(options.keys));

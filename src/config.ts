@@ -3,6 +3,7 @@
  * validated at start. A bad value stops the start with a message naming
  * the variable; nothing else in the code reads process.env.
  */
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 
 export interface Config {
@@ -28,6 +29,14 @@ export interface Config {
   packagePath: string | undefined;
   /** pino log level. */
   logLevel: string;
+  /** Requests per window for a key without its own limit, and per client address without a key. */
+  rateLimitPerMinute: number;
+  /** Length of the fixed rate-limit window (one minute; shorter only for tests). */
+  rateLimitWindowMs: number;
+  /** Redis shared by all instances for the rate-limit counters; unset: counters in memory. */
+  redisUrl: string | undefined;
+  /** Proxies whose X-Forwarded-For is believed: false (none), true (any), or addresses, CIDRs and proxy-addr names. */
+  trustProxy: boolean | string[];
 }
 
 /** The request body limit of SPEC.md: 10 MB, counted as 10 × 1024 × 1024 bytes. */
@@ -57,6 +66,34 @@ function text(env: Env, name: string): string | undefined {
   return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
 }
 
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function trustProxy(env: Env): boolean | string[] {
+  const raw = text(env, 'TRUST_PROXY');
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!(PROXY_NAMES.includes(entry) || (family !== 0 && validBits && extra === undefined))) {
+      throw new ConfigError(
+        `TRUST_PROXY must be true, false, or a comma-separated list of addresses, CIDR ranges or ${PROXY_NAMES.join('/')}, got "${entry}"`,
+      );
+    }
+  }
+  return entries;
+}
+
+function redisUrl(env: Env): string | undefined {
+  const raw = text(env, 'REDIS_URL');
+  if (raw !== undefined && !/^rediss?:\/\/[^\s]+$/.test(raw)) {
+    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  }
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -81,5 +118,9 @@ export function loadConfig(env: Env = process.env): Config {
     workerMaxJobs: integer(env, 'WORKER_MAX_JOBS', 1000, 0, 10_000_000),
     packagePath,
     logLevel,
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000),
+    rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 3_600_000),
+    redisUrl: redisUrl(env),
+    trustProxy: trustProxy(env),
   };
 }

@@ -80,6 +80,8 @@ async function main(): Promise<void> {
     health: { stats: () => pool.stats(), closing: () => closing },
     logger,
     compileTimeoutMs: config.compileTimeoutMs,
+    rateLimit: { limit: config.rateLimitPerMinute, windowMs: config.rateLimitWindowMs, redisUrl: config.redisUrl },
+    trustProxy: config.trustProxy,
   });
 
   const shutdown = async (signal: string) => {

@@ -16,10 +16,14 @@ declare module 'fastify' {
 
 const BEARER = /^Bearer +([\x21-\x7e]{1,512}) *$/i;
 
+/** The key presented in `Authorization: Bearer <key>`, if the header has that form. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined;
+}
+
 export function authenticate(keys: KeyStore) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    const header = request.headers.authorization;
-    const token = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined;
+    const token = bearerToken(request.headers.authorization);
     const key = token === undefined ? undefined : keys.verify(token);
     if (!key) throw new HttpError(401, MESSAGES.unauthorized, { 'www-authenticate': 'Bearer' });
     request.apiKey = key;

@@ -4,18 +4,21 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { PoolStats } from '../render/pool.js';
+import type { RateLimitHealth } from './rate-limit-counter.js';
 
 export interface HealthSource {
   stats(): PoolStats;
   /** True once shutdown has begun. */
   closing(): boolean;
+  /** Where rate-limit counters live; not shared (Redis unreachable) still means ready: the limit fails open. */
+  rateLimit?(): RateLimitHealth;
 }
 
 export function healthRoutes(app: FastifyInstance, source: HealthSource): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
-    const stats = source.stats();
+    const stats = { ...source.stats(), ...(source.rateLimit ? { rateLimit: source.rateLimit() } : {}) };
     let reason: string | undefined;
     if (source.closing()) reason = 'shutting down';
     else if (stats.ready === 0) reason = 'no worker is ready';

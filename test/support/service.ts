@@ -104,3 +104,18 @@ export async function waitReady(service: Service, workers: number, timeoutMs = 1
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** The rate-limit headers of a response, as numbers (NaN when missing). */
+export function rateLimitHeaders(res: Response): { limit: number; remaining: number; reset: number } {
+  return {
+    limit: Number(res.headers.get('x-ratelimit-limit') ?? NaN),
+    remaining: Number(res.headers.get('x-ratelimit-remaining') ?? NaN),
+    reset: Number(res.headers.get('x-ratelimit-reset') ?? NaN),
+  };
+}
+
+/** /readyz's body. */
+export async function readiness(service: Service): Promise<Record<string, unknown>> {
+  const res = await fetch(`${service.url}/readyz`);
+  return (await res.json()) as Record<string, unknown>;
+}

@@ -1,0 +1,81 @@
+/**
+ * The rate limit of every request under /v1: a fixed window per API key
+ * (RATE_LIMIT_PER_MINUTE, or the key's own `limit=`), and per client address
+ * for requests without a valid key, so that 401s are counted and answered
+ * with the same headers.
+ *
+ * The request is counted in an onRequest hook that runs before auth and
+ * before the body is read; past the limit it is answered 429 at once. The
+ * headers are set in onSend, so every answer carries them, whichever part
+ * of the service made it (auth, body reader, error handler, not-found).
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { bearerToken } from './auth.js';
+import { clientBucket } from './client-address.js';
+import { HttpError, MESSAGES } from './errors.js';
+import type { KeyStore } from './keys.js';
+import { RateLimitCounter, type RateLimitHealth } from './rate-limit-counter.js';
+
+export interface RateLimitOptions {
+  keys: KeyStore;
+  /** Requests per window for keys without their own limit and for client addresses. */
+  limit: number;
+  windowMs: number;
+  /** Redis shared by all instances; unset: counters in this process. */
+  redisUrl?: string;
+}
+
+export interface RateLimitUsage {
+  limit: number;
+  remaining: number;
+  /** UNIX time, in seconds, at which the window ends. */
+  resetAt: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** This request's place in its rate-limit window, set before any other hook answers. */
+    rateLimitUsage?: RateLimitUsage;
+  }
+}
+
+const COUNTED = /^\/v1(?:[/?#]|$)/;
+
+/** A key's counter is named by a digest of the key, never the key itself. */
+function keyBucket(token: string): string {
+  return `key:${createHash('sha256').update(token, 'utf8').digest('hex').slice(0, 32)}`;
+}
+
+/** Adds the rate-limit hooks to `app` and returns the state of the counters' store, for /readyz. */
+export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<() => RateLimitHealth> {
+  const counter = await RateLimitCounter.create(app, { windowMs: options.windowMs, redisUrl: options.redisUrl });
+
+  app.addHook('onRequest', async (request) => {
+    if (!COUNTED.test(request.url)) return;
+    const token = bearerToken(request.headers.authorization);
+    const key = token === undefined ? undefined : options.keys.verify(token);
+    const subject = key
+      ? { bucket: keyBucket(token!), limit: key.limit ?? options.limit }
+      : { bucket: `addr:${clientBucket(request.ip)}`, limit: options.limit };
+    const count = await counter.count(request, subject);
+    request.rateLimitUsage = {
+      limit: subject.limit,
+      remaining: count.remaining,
+      resetAt: Math.ceil((Date.now() + count.ttlMs) / 1000),
+    };
+    if (count.exceeded) {
+      throw new HttpError(429, MESSAGES.rateLimited, { 'retry-after': String(Math.max(1, Math.ceil(count.ttlMs / 1000))) });
+    }
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    const usage = request.rateLimitUsage;
+    if (!usage) return;
+    reply.header('x-ratelimit-limit', String(usage.limit));
+    reply.header('x-ratelimit-remaining', String(usage.remaining));
+    reply.header('x-ratelimit-reset', String(usage.resetAt));
+  });
+
+  return () => counter.health();
+}
