@@ -5,11 +5,13 @@
  * and failing open while Redis is down, then sharing again.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { RedisServer } from './support/redis.js';
 import {
   generate,
+  MAIN,
   rateLimitHeaders,
   readiness,
   startService,
@@ -368,6 +370,26 @@ describe('Redis outage', () => {
     for (const service of [a, b]) {
       assert.equal(countLines(service.output(), OUTAGE), 1, 'the outage is logged once');
       assert.equal(countLines(service.output(), SHARING), 2, 'sharing is logged at start and on return');
+    }
+  });
+});
+
+describe('rate-limit settings', () => {
+  it('refuses bad values at start, naming the variable and not echoing a Redis URL', () => {
+    for (const [name, value] of [
+      ['RATE_LIMIT_PER_MINUTE', '0'],
+      ['RATE_LIMIT_WINDOW_MS', 'soon'],
+      ['REDIS_URL', 'http://user:secret@example'],
+      ['TRUST_PROXY', '10.0.0.0/99'],
+    ] as const) {
+      const run = spawnSync(process.execPath, [MAIN], {
+        env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', API_KEYS: 'k', [name]: value },
+        encoding: 'utf8',
+        timeout: 15_000,
+      });
+      assert.equal(run.status, 1, `${name}=${value}: ${run.stdout}${run.stderr}`);
+      assert.match(run.stderr, new RegExp(name));
+      assert.ok(!run.stderr.includes('secret'));
     }
   });
 });

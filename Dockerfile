@@ -1,0 +1,40 @@
+# Production image of the Typst PDF service.
+# Build:  docker build -t typst-pdf-service .
+# Run:    docker run -p 3000:3000 -e API_KEYS=<key> typst-pdf-service
+
+# --- build: compile the TypeScript -------------------------------------------
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+RUN npx tsc -p tsconfig.json
+
+# --- runtime dependencies only (the Typst binding and the bundled fonts are npm packages) ---
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# --- runtime ------------------------------------------------------------------
+# Debian (glibc) slim: the Typst binding ships linux-x64 gnu and musl builds;
+# the service uses only the fonts bundled in node_modules, never system fonts.
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000
+WORKDIR /app
+COPY --from=deps --chown=root:root /app/node_modules ./node_modules
+COPY --from=build --chown=root:root /app/dist/src ./dist/src
+COPY --chown=root:root package.json NOTICES.md ./
+COPY --chown=root:root licenses ./licenses
+# The code is owned by root and read-only to the service, which runs as the unprivileged `node` user.
+USER node
+EXPOSE 3000
+# Liveness only (/healthz): a full render queue makes /readyz answer 503, which is load, not ill health.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# SIGTERM from `docker stop` lets running compiles finish (up to the compile limit) before exit.
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/src/main.js"]
