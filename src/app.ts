@@ -17,6 +17,9 @@ import { generateRoute, type Renderer } from './http/generate.js';
 import { healthRoutes, type HealthSource } from './http/health.js';
 import { registerJsonBody } from './http/json-body.js';
 import type { KeyStore } from './http/keys.js';
+import { refuseWhileClosing } from './http/draining.js';
+import { registerMetrics, type ServiceMetrics } from './http/metrics.js';
+import { openApiRoute } from './http/openapi.js';
 
 export interface AppOptions {
   keys: KeyStore;
@@ -25,6 +28,9 @@ export interface AppOptions {
   health: HealthSource;
   logger: Logger;
   compileTimeoutMs: number;
+  /** Request metrics; GET /metrics is served here unless `metricsOnOwnPort`. */
+  metrics?: ServiceMetrics;
+  metricsOnOwnPort?: boolean;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -40,7 +46,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    return503OnClosing: true,
+    // Requests that arrive while closing are answered by http/draining.ts, with Retry-After and the SPEC message.
+    return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
 
@@ -73,6 +80,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   healthRoutes(app, options.health);
+  refuseWhileClosing(app, options.health.closing);
+  const metricsRoute = options.metrics !== undefined && !options.metricsOnOwnPort;
+  if (options.metrics) registerMetrics(app, options.metrics, { route: metricsRoute });
+  openApiRoute(app, { metricsRoute });
 
   await app.register(async (api) => {
     api.addHook('onRequest', authenticate(options.keys));
