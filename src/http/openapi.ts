@@ -114,7 +114,15 @@ export function openApiDocument(options: OpenApiOptions): Json {
           '200': {
             description: 'OpenAPI 3.1 document.',
             headers: COMMON_HEADERS,
-            content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } },
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['openapi', 'info', 'paths'],
+                  properties: { openapi: { const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } },
+                },
+              },
+            },
           },
         },
       },
