@@ -41,7 +41,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // The request log line is written in onResponse below, without URLs' query strings or bodies.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
-    requestIdHeader: 'x-request-id',
+    // genReqId reads X-Request-Id itself: with requestIdHeader set, Fastify would take any value unchecked.
+    requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
