@@ -18,6 +18,9 @@ import { healthRoutes, type HealthSource } from './http/health.js';
 import { registerJsonBody } from './http/json-body.js';
 import type { KeyStore } from './http/keys.js';
 import { registerRateLimit, type RateLimitOptions } from './http/rate-limit.js';
+import { refuseWhileClosing } from './http/draining.js';
+import { registerMetrics, type ServiceMetrics } from './http/metrics.js';
+import { openApiRoute } from './http/openapi.js';
 
 export interface AppOptions {
   keys: KeyStore;
@@ -29,6 +32,9 @@ export interface AppOptions {
   rateLimit: Omit<RateLimitOptions, 'keys'>;
   /** Proxies whose X-Forwarded-For gives the client address (TRUST_PROXY). */
   trustProxy?: boolean | string[];
+  /** Request metrics; GET /metrics is served here unless `metricsOnOwnPort`. */
+  metrics?: ServiceMetrics;
+  metricsOnOwnPort?: boolean;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -39,12 +45,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // The request log line is written in onResponse below, without URLs' query strings or bodies.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
-    requestIdHeader: 'x-request-id',
+    // genReqId reads X-Request-Id itself: with requestIdHeader set, Fastify would take any value unchecked.
+    requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    return503OnClosing: true,
+    // Requests that arrive while closing are answered by http/draining.ts, with Retry-After and the SPEC message.
+    return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
@@ -80,6 +88,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   healthRoutes(app, { ...options.health, rateLimit: rateLimitHealth });
+  refuseWhileClosing(app, options.health.closing);
+  const metricsRoute = options.metrics !== undefined && !options.metricsOnOwnPort;
+  if (options.metrics) registerMetrics(app, options.metrics, { route: metricsRoute });
+  openApiRoute(app, { metricsRoute });
 
   await app.register(async (api) => {
     api.addHook('onRequest', authenticate(options.keys));

@@ -37,6 +37,10 @@ export interface Config {
   redisUrl: string | undefined;
   /** Proxies whose X-Forwarded-For is believed: false (none), true (any), or addresses, CIDRs and proxy-addr names. */
   trustProxy: boolean | string[];
+  /** Port of a separate /metrics listener; undefined: /metrics is served on the API port. */
+  metricsPort: number | undefined;
+  /** Longest wait for in-flight requests on SIGTERM/SIGINT before workers are ended. */
+  shutdownTimeoutMs: number;
 }
 
 /** The request body limit of SPEC.md: 10 MB, counted as 10 × 1024 × 1024 bytes. */
@@ -122,5 +126,38 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 3_600_000),
     redisUrl: redisUrl(env),
     trustProxy: trustProxy(env),
+    metricsPort: text(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
   };
+}
+
+/** Every setting with its default and meaning, for `--help` (the README carries the same table). */
+export const SETTINGS: ReadonlyArray<{ name: string; default: string; meaning: string; secret?: boolean }> = [
+  { name: 'PORT', default: '3000', meaning: 'TCP port of the API' },
+  { name: 'HOST', default: '0.0.0.0', meaning: 'Interface to listen on' },
+  { name: 'API_KEYS', default: '(none)', meaning: 'Comma-separated keys (or sha256:<hex>)', secret: true },
+  { name: 'API_KEYS_FILE', default: '(none)', meaning: 'File with one key entry per line' },
+  { name: 'WORKERS', default: 'number of cores', meaning: 'Worker processes, one compile each at a time' },
+  { name: 'COMPILE_TIMEOUT_MS', default: '10000', meaning: 'Compile time limit; past it the worker is killed (422)' },
+  { name: 'QUEUE_LIMIT', default: '4 x WORKERS', meaning: 'Requests that may wait for a worker; past it, 503' },
+  { name: 'QUEUE_TIMEOUT_MS', default: '10000', meaning: 'Longest wait for a worker before 503' },
+  { name: 'WORKER_MAX_JOBS', default: '1000', meaning: 'A worker is replaced after this many compiles (0: never)' },
+  { name: 'PACKAGE_PATH', default: '(none)', meaning: 'Absolute directory of local Typst packages' },
+  { name: 'LOG_LEVEL', default: 'info', meaning: LOG_LEVELS.join(', ') },
+  { name: 'RATE_LIMIT_PER_MINUTE', default: '100', meaning: 'Requests per window per key (unless its own limit=) and per address without a key' },
+  { name: 'RATE_LIMIT_WINDOW_MS', default: '60000', meaning: 'Length of the fixed rate-limit window (change only for tests)' },
+  { name: 'REDIS_URL', default: '(none)', meaning: 'Redis for rate-limit counters shared by all instances', secret: true },
+  { name: 'TRUST_PROXY', default: 'false', meaning: 'Proxies whose X-Forwarded-For names the client' },
+  { name: 'METRICS_PORT', default: '(API port)', meaning: 'Serve /metrics on this port instead of the API port' },
+  { name: 'SHUTDOWN_TIMEOUT_MS', default: '25000', meaning: 'On SIGTERM/SIGINT, longest wait for in-flight requests' },
+];
+
+/** The value each setting has in the environment, as text for display; secrets show only "(set)". */
+export function settingValues(env: Env = process.env): Record<string, string | undefined> {
+  const values: Record<string, string | undefined> = {};
+  for (const setting of SETTINGS) {
+    const raw = text(env, setting.name);
+    values[setting.name] = raw === undefined ? undefined : setting.secret ? '(set)' : raw;
+  }
+  return values;
 }

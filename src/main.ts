@@ -2,10 +2,14 @@
  * Start: read the settings, load the keys, start the worker pool, listen,
  * and stop cleanly on SIGTERM or SIGINT.
  */
+import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
+import { answerCliArgs } from './cli-args.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { KeyStore } from './http/keys.js';
+import { listenMetrics, ServiceMetrics } from './http/metrics.js';
+import { handleShutdownSignals } from './shutdown.js';
 import { RenderPool } from './render/pool.js';
 import { createSandbox } from './render/sandbox.js';
 
@@ -63,6 +67,7 @@ async function main(): Promise<void> {
     env: sandbox.env,
   });
   pool.on('restart', ({ reason }) => logger.warn({ reason }, 'worker replaced'));
+  const metrics = new ServiceMetrics(pool);
 
   let closing = false;
   try {
@@ -82,19 +87,22 @@ async function main(): Promise<void> {
     compileTimeoutMs: config.compileTimeoutMs,
     rateLimit: { limit: config.rateLimitPerMinute, windowMs: config.rateLimitWindowMs, redisUrl: config.redisUrl },
     trustProxy: config.trustProxy,
+    metrics,
+    metricsOnOwnPort: config.metricsPort !== undefined,
   });
 
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    logger.info({ signal }, 'shutting down');
-    await app.close();
-    await pool.close(config.compileTimeoutMs);
-    sandbox.dispose();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  let metricsServer: Server | undefined;
+  handleShutdownSignals({
+    app,
+    pool,
+    logger,
+    timeoutMs: config.shutdownTimeoutMs,
+    beginClosing: () => (closing = true),
+    dispose: () => sandbox.dispose(),
+    get metricsServer() {
+      return metricsServer;
+    },
+  });
 
   try {
     await app.listen({ port: config.port, host: config.host });
@@ -102,6 +110,19 @@ async function main(): Promise<void> {
     await pool.close();
     sandbox.dispose();
     fail(`cannot listen on ${config.host}:${config.port} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (config.metricsPort !== undefined) {
+    try {
+      metricsServer = await listenMetrics(metrics, config.metricsPort, config.host);
+    } catch (error) {
+      await app.close();
+      await pool.close();
+      sandbox.dispose();
+      fail(`cannot listen for metrics on ${config.host}:${config.metricsPort} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    const metricsAddress = metricsServer.address();
+    const metricsPort = typeof metricsAddress === 'object' && metricsAddress ? metricsAddress.port : config.metricsPort;
+    process.stdout.write(`typst-pdf-service metrics on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${metricsPort}/metrics\n`);
   }
   const address = app.server.address();
   const where = typeof address === 'object' && address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : String(address);
@@ -114,4 +135,4 @@ async function main(): Promise<void> {
   logger.info({ address: where, workers: config.workers }, 'listening');
 }
 
-void main();
+if (!answerCliArgs(process.argv.slice(2))) void main();

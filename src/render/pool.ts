@@ -225,7 +225,9 @@ export class RenderPool extends EventEmitter {
     if (running) {
       clearTimeout(running.timer);
       this.release(running);
-      if (reason === 'timeout') running.reject(new CompileTimeoutError('compile exceeded the time limit'));
+      // Cut off by close() past the shutdown deadline: the client may retry elsewhere.
+      if (this.closing && !slot.killedFor) running.reject(new PoolUnavailableError('shutting_down'));
+      else if (reason === 'timeout') running.reject(new CompileTimeoutError('compile exceeded the time limit'));
       else if (reason === 'memory') running.reject(new MemoryLimitError('compile exceeded the memory limit'));
       else running.reject(new WorkerCrashError('worker exited during the compile'));
     }

@@ -7,9 +7,9 @@ import { Worker } from 'node:worker_threads';
 import type { EngineOptions, TypstEngine } from './engine.js';
 import type { FontCatalog } from './fonts.js';
 import type { JobMessage, WorkerMessage } from './protocol.js';
+import { TYPST_VERSION } from './typst-version.js';
 
-/** Typst version of the pinned binding (its PDFs say "Typst 0.11.1"). */
-export const TYPST_VERSION = '0.11.1';
+export { TYPST_VERSION };
 
 function send(message: WorkerMessage): void {
   process.send?.(message);

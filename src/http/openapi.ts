@@ -1,0 +1,303 @@
+/**
+ * The OpenAPI 3.1 document of the API, served at GET /v1/openapi.json.
+ * The request body schema is the one the generate route validates with;
+ * statuses, messages and headers follow http/errors.ts and the hooks.
+ */
+import type { FastifyInstance } from 'fastify';
+import { SERVICE_VERSION, TYPST_VERSION } from '../version.js';
+import { MESSAGES } from './errors.js';
+import { generateBodySchema } from './generate.js';
+
+type Json = Record<string, unknown>;
+
+const ref = (kind: 'schemas' | 'headers' | 'responses', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+/** Headers every response carries (onSend hook in app.ts). */
+const COMMON_HEADERS = {
+  'X-Request-Id': ref('headers', 'RequestId'),
+  'Cache-Control': ref('headers', 'CacheControl'),
+  'X-Content-Type-Options': ref('headers', 'ContentTypeOptions'),
+};
+
+/** Headers of every response of a rate-limited operation, 401 and 429 included. */
+const RATE_HEADERS = {
+  'X-RateLimit-Limit': ref('headers', 'RateLimitLimit'),
+  'X-RateLimit-Remaining': ref('headers', 'RateLimitRemaining'),
+  'X-RateLimit-Reset': ref('headers', 'RateLimitReset'),
+};
+
+function errorResponse(description: string, extraHeaders: Json = {}): Json {
+  return {
+    description,
+    headers: { ...COMMON_HEADERS, ...RATE_HEADERS, ...extraHeaders },
+    content: { 'application/json': { schema: ref('schemas', 'Error') } },
+  };
+}
+
+function errorExample(message: string): Json {
+  return { error: message };
+}
+
+export interface OpenApiOptions {
+  /** Whether GET /metrics is served on the API port. */
+  metricsRoute: boolean;
+}
+
+export function openApiDocument(options: OpenApiOptions): Json {
+  const retryAfter = { 'Retry-After': ref('headers', 'RetryAfter') };
+  const protectedResponses = {
+    '401': ref('responses', 'Unauthorized'),
+    '429': ref('responses', 'RateLimited'),
+    '503': ref('responses', 'Unavailable'),
+  };
+
+  const paths: Json = {
+    '/v1/pdf/generate': {
+      post: {
+        operationId: 'generatePdf',
+        summary: 'Render a PDF from JSON data and a Typst template',
+        security: [{ bearerAuth: [] }],
+        requestBody: {
+          required: true,
+          description: 'At most 10 × 1024 × 1024 bytes of UTF-8 JSON.',
+          content: { 'application/json': { schema: generateBodySchema } },
+        },
+        responses: {
+          '200': {
+            description: 'The PDF.',
+            headers: {
+              ...COMMON_HEADERS,
+              ...RATE_HEADERS,
+              'Content-Disposition': {
+                required: true,
+                schema: { type: 'string', const: 'inline; filename="document.pdf"' },
+              },
+              'Content-Length': { required: true, schema: { type: 'integer', minimum: 1 } },
+              'X-Typst-Warnings': {
+                required: false,
+                description: 'Compiler warnings: the count, then `line N: message` items separated by ` | `.',
+                schema: { type: 'string' },
+              },
+            },
+            content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
+          },
+          '400': errorResponse('The body is not a JSON object with `data` (object) and `template` (string), or the template does not compile.'),
+          '413': errorResponse('The body exceeds 10 × 1024 × 1024 bytes.'),
+          '415': errorResponse('`Content-Type` is not `application/json`.'),
+          '422': errorResponse('The compile exceeded the time or memory limit and was stopped.'),
+          '500': errorResponse('The compiler crashed.'),
+          ...protectedResponses,
+        },
+      },
+    },
+    '/v1/fonts': {
+      get: {
+        operationId: 'listFonts',
+        summary: 'Font families a template can name',
+        security: [{ bearerAuth: [] }],
+        responses: {
+          '200': {
+            description: 'The families the workers loaded.',
+            headers: { ...COMMON_HEADERS, ...RATE_HEADERS },
+            content: { 'application/json': { schema: ref('schemas', 'FontList') } },
+          },
+          ...protectedResponses,
+        },
+      },
+    },
+    '/v1/openapi.json': {
+      get: {
+        operationId: 'openApiDocument',
+        summary: 'This document',
+        security: [],
+        responses: {
+          '200': {
+            description: 'OpenAPI 3.1 document.',
+            headers: COMMON_HEADERS,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['openapi', 'info', 'paths'],
+                  properties: { openapi: { const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+    '/healthz': {
+      get: {
+        operationId: 'liveness',
+        summary: 'Liveness: 200 while the process runs',
+        security: [],
+        responses: {
+          '200': {
+            description: 'Alive.',
+            headers: COMMON_HEADERS,
+            content: { 'application/json': { schema: ref('schemas', 'Health') } },
+          },
+        },
+      },
+    },
+    '/readyz': {
+      get: {
+        operationId: 'readiness',
+        summary: 'Readiness: workers up and room in the queue',
+        security: [],
+        responses: {
+          '200': {
+            description: 'Ready to take requests.',
+            headers: COMMON_HEADERS,
+            content: { 'application/json': { schema: ref('schemas', 'Readiness') } },
+          },
+          '503': {
+            description: 'Not ready: no worker is ready, the queue is full, or the service is shutting down.',
+            headers: COMMON_HEADERS,
+            content: { 'application/json': { schema: ref('schemas', 'Readiness') } },
+          },
+        },
+      },
+    },
+  };
+  if (options.metricsRoute) {
+    paths['/metrics'] = {
+      get: {
+        operationId: 'metrics',
+        summary: 'Prometheus metrics',
+        security: [],
+        responses: {
+          '200': {
+            description: 'Prometheus text exposition format.',
+            headers: COMMON_HEADERS,
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+        },
+      },
+    };
+  }
+
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: 'Typst PDF service',
+      version: SERVICE_VERSION,
+      description: `Renders a PDF from a JSON \`data\` object and a Typst ${TYPST_VERSION} template. Nothing is stored.`,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    security: [{ bearerAuth: [] }],
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer <API_KEY>`.' },
+      },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          additionalProperties: false,
+          properties: { error: { type: 'string', description: 'Human-readable message.' } },
+        },
+        Health: {
+          type: 'object',
+          required: ['status'],
+          properties: { status: { const: 'ok' } },
+        },
+        Readiness: {
+          type: 'object',
+          required: ['status', 'size', 'ready', 'busy', 'queued', 'queueLimit'],
+          properties: {
+            status: { enum: ['ready', 'unavailable'] },
+            reason: { type: 'string', description: 'Why the service is not ready (on 503).' },
+            size: { type: 'integer', minimum: 0, description: 'Workers configured.' },
+            ready: { type: 'integer', minimum: 0, description: 'Workers started and able to take a job.' },
+            busy: { type: 'integer', minimum: 0, description: 'Workers compiling.' },
+            queued: { type: 'integer', minimum: 0, description: 'Jobs waiting for a worker.' },
+            queueLimit: { type: 'integer', minimum: 0, description: 'Jobs allowed to wait.' },
+          },
+        },
+        FontList: {
+          type: 'object',
+          required: ['families'],
+          properties: {
+            families: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['family', 'aliasOf', 'styles', 'source'],
+                properties: {
+                  family: { type: 'string', description: 'Name to use in `#set text(font: ...)`.' },
+                  aliasOf: { type: ['string', 'null'], description: 'Family whose glyphs are used, or null.' },
+                  styles: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['style', 'weight'],
+                      properties: { style: { type: 'string' }, weight: { type: 'integer' } },
+                    },
+                  },
+                  source: { type: 'string', description: 'npm package that ships the files, or `typst`.' },
+                },
+              },
+            },
+          },
+        },
+      },
+      headers: {
+        RequestId: {
+          required: true,
+          description: 'The `X-Request-Id` the client sent (1-128 of `A-Za-z0-9_.:-`), or a new one.',
+          schema: { type: 'string', pattern: '^[\\w.:-]{1,128}$' },
+        },
+        CacheControl: { required: true, schema: { type: 'string', const: 'no-store' } },
+        ContentTypeOptions: { required: true, schema: { type: 'string', const: 'nosniff' } },
+        RateLimitLimit: {
+          required: true,
+          description: 'Requests allowed in the one-minute window.',
+          schema: { type: 'integer', minimum: 0 },
+        },
+        RateLimitRemaining: {
+          required: true,
+          description: 'Requests remaining in the current one-minute window.',
+          schema: { type: 'integer', minimum: 0 },
+        },
+        RateLimitReset: {
+          required: true,
+          description: 'UNIX time, in seconds, at which the window resets.',
+          schema: { type: 'integer', minimum: 0 },
+        },
+        RetryAfter: {
+          required: true,
+          description: 'Seconds to wait before retrying.',
+          schema: { type: 'integer', minimum: 0 },
+        },
+      },
+      responses: {
+        Unauthorized: errorResponse('`Authorization` is missing, malformed or names an unknown key.', {
+          'WWW-Authenticate': { required: true, schema: { type: 'string', const: 'Bearer' } },
+        }),
+        RateLimited: {
+          ...errorResponse('The key used up its requests for this minute.', { 'Retry-After': ref('headers', 'RetryAfter') }),
+          content: {
+            'application/json': { schema: ref('schemas', 'Error'), example: errorExample(MESSAGES.rateLimited) },
+          },
+        },
+        // Rate-limit headers are not promised here: a 503 during shutdown is answered before the limiter runs.
+        Unavailable: {
+          description: 'All workers busy and the queue full, a job waited too long, or shutting down.',
+          headers: { ...COMMON_HEADERS, ...retryAfter },
+          content: {
+            'application/json': { schema: ref('schemas', 'Error'), example: errorExample(MESSAGES.unavailable) },
+          },
+        },
+      },
+    },
+  };
+}
+
+export function openApiRoute(app: FastifyInstance, options: OpenApiOptions): void {
+  const document = JSON.stringify(openApiDocument(options));
+  app.get('/v1/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(document));
+}

@@ -1,0 +1,62 @@
+/**
+ * Graceful shutdown on SIGTERM and SIGINT: readiness turns 503 at once,
+ * the listener stops accepting, requests in flight finish (new ones on open
+ * connections get 503), then the workers are ended and the process exits 0.
+ * Past SHUTDOWN_TIMEOUT_MS the remaining compiles are cut off (503).
+ * A second signal ends everything at once.
+ */
+import type { Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { RenderPool } from './render/pool.js';
+
+export interface ShutdownParts {
+  app: FastifyInstance;
+  pool: RenderPool;
+  logger: Logger;
+  timeoutMs: number;
+  /** Marks the service as closing (readiness and the draining hook read it). */
+  beginClosing(): void;
+  /** Releases what is left once the workers are gone (sandbox directories). */
+  dispose(): void;
+  metricsServer?: Server;
+}
+
+const sleep = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
+
+/** After the workers are ended, how long the cut-off responses get to be written. */
+const FLUSH_MS = 1000;
+
+export function handleShutdownSignals(parts: ShutdownParts): void {
+  let started = false;
+
+  const shutdown = async (signal: NodeJS.Signals) => {
+    const { app, pool, logger } = parts;
+    if (started) {
+      logger.warn({ signal }, 'second signal: stopping now');
+      await pool.close(0);
+      parts.dispose();
+      process.exit(1);
+    }
+    started = true;
+    parts.beginClosing();
+    const inFlight = pool.stats().busy + pool.stats().queued;
+    logger.info({ signal, inFlight, timeoutMs: parts.timeoutMs }, 'shutting down');
+    if (parts.metricsServer) {
+      parts.metricsServer.close();
+      parts.metricsServer.closeAllConnections();
+    }
+    const closed = app.close().then(() => 'closed' as const);
+    if ((await Promise.race([closed, sleep(parts.timeoutMs)])) === 'timeout') {
+      logger.warn({ busy: pool.stats().busy }, 'shutdown deadline passed; ending compiles in flight');
+    }
+    await pool.close(0);
+    await Promise.race([closed, sleep(FLUSH_MS)]);
+    parts.dispose();
+    logger.info('stopped');
+    process.exit(0);
+  };
+
+  process.on('SIGTERM', (signal) => void shutdown(signal));
+  process.on('SIGINT', (signal) => void shutdown(signal));
+}

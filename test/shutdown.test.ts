@@ -1,0 +1,172 @@
+/**
+ * Stopping: SIGTERM lets a compile in flight finish while readiness and new
+ * requests get 503 and new connections are refused, then the process exits
+ * 0 with no worker left; past SHUTDOWN_TIMEOUT_MS the compile is cut off;
+ * and workers never outlive a server that is killed outright.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { describe, it } from 'node:test';
+import { generate, startService, TEST_KEY, type Service } from './support/service.js';
+
+/** About 2 s of compile on a quiet machine (16·10^6 empty loop turns; 9·10^6 take about 1.1 s), then a page. */
+const SLOW = '#for i in range(4000) { for j in range(4000) { } }\nfinished';
+const RUNAWAY = '#for i in range(100000) { for j in range(100000) { } }';
+
+/** True once the process is gone (a zombie waiting for its new parent to reap it counts as gone). */
+function gone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
+async function waitGone(pids: number[], ms: number): Promise<number[]> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline && pids.some((pid) => !gone(pid))) await new Promise((r) => setTimeout(r, 25));
+  return pids.filter((pid) => !gone(pid));
+}
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** Reads HTTP/1.1 responses with Content-Length bodies from one socket, in order. */
+class ResponseReader {
+  private buffer = Buffer.alloc(0);
+  private readonly waiting: Array<() => void> = [];
+  constructor(socket: Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.buffer = Buffer.concat([this.buffer, chunk]);
+      this.waiting.splice(0).forEach((wake) => wake());
+    });
+  }
+  async next(): Promise<RawResponse> {
+    for (;;) {
+      const end = this.buffer.indexOf('\r\n\r\n');
+      if (end >= 0) {
+        const [statusLine, ...lines] = this.buffer.subarray(0, end).toString('latin1').split('\r\n');
+        const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+        const length = Number(headers['content-length']);
+        if (this.buffer.length >= end + 4 + length) {
+          const body = Buffer.from(this.buffer.subarray(end + 4, end + 4 + length));
+          this.buffer = this.buffer.subarray(end + 4 + length);
+          return { status: Number(statusLine!.split(' ')[1]), headers, body };
+        }
+      }
+      await new Promise<void>((wake) => this.waiting.push(wake));
+    }
+  }
+}
+
+function generateRequest(template: string): string {
+  const body = JSON.stringify({ data: {}, template });
+  return (
+    `POST /v1/pdf/generate HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TEST_KEY}\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
+}
+
+async function openSocket(service: Service): Promise<Socket> {
+  const { hostname, port } = new URL(service.url);
+  const socket = connect(Number(port), hostname);
+  await once(socket, 'connect');
+  return socket;
+}
+
+describe('graceful shutdown', () => {
+  it('on SIGTERM finishes the compiles in flight, answers 503 meanwhile, exits 0 and leaves no worker', async () => {
+    const service = await startService({ WORKERS: '2' });
+    const workers = service.workerPids();
+    assert.equal(workers.length, 2);
+    const exited = once(service.process, 'exit');
+    // Two connections, each busy with a slow compile (an idle connection is closed at shutdown).
+    const sockets = [await openSocket(service), await openSocket(service)];
+    const readers = sockets.map((socket) => new ResponseReader(socket));
+    const started = Date.now();
+    for (const socket of sockets) socket.write(generateRequest(SLOW));
+    await new Promise((r) => setTimeout(r, 500));
+    service.process.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 200));
+
+    // The listener is closed: a new connection is refused.
+    const { hostname, port } = new URL(service.url);
+    const refused = connect(Number(port), hostname);
+    const [error] = (await once(refused, 'error').catch((e: unknown) => [e])) as [NodeJS.ErrnoException];
+    assert.equal(error.code, 'ECONNREFUSED');
+
+    // Requests that still arrive on the open connections: readiness says shutting down, work is refused.
+    sockets[0]!.write('GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    sockets[1]!.write(generateRequest('too late'));
+
+    for (const reader of readers) {
+      const pdf = await reader.next();
+      assert.equal(pdf.status, 200);
+      assert.equal(pdf.headers['content-type'], 'application/pdf');
+      assert.equal(pdf.body.subarray(0, 5).toString('latin1'), '%PDF-');
+    }
+    assert.ok(Date.now() - started > 700, 'the compiles were still running when SIGTERM came');
+    const ready = await readers[0]!.next();
+    assert.equal(ready.status, 503);
+    assert.equal(JSON.parse(ready.body.toString()).reason, 'shutting down');
+    const late = await readers[1]!.next();
+    assert.equal(late.status, 503);
+    assert.equal(late.headers['retry-after'], '1');
+    assert.equal(late.headers.connection, 'close');
+    assert.deepEqual(JSON.parse(late.body.toString()), { error: 'Service temporarily unavailable. Please try again later.' });
+    for (const socket of sockets) socket.destroy();
+
+    const [code] = await exited;
+    assert.equal(code, 0, service.output());
+    assert.deepEqual(await waitGone(workers, 2000), [], 'no worker outlives the server');
+    assert.match(service.output(), /"msg":"shutting down"/);
+    assert.match(service.output(), /"msg":"stopped"/);
+  });
+
+  it('past SHUTDOWN_TIMEOUT_MS cuts the compile off with 503 and still exits 0', async () => {
+    const service = await startService({ WORKERS: '1', SHUTDOWN_TIMEOUT_MS: '500' });
+    const workers = service.workerPids();
+    const exited = once(service.process, 'exit');
+    const runaway = generate(service, { data: {}, template: RUNAWAY });
+    await new Promise((r) => setTimeout(r, 300));
+    const signalled = Date.now();
+    service.process.kill('SIGTERM');
+    const res = await runaway;
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '1');
+    const [code] = await exited;
+    assert.equal(code, 0);
+    assert.ok(Date.now() - signalled < 5000, 'stopped soon after the deadline');
+    assert.deepEqual(await waitGone(workers, 2000), []);
+  });
+
+  it('on SIGINT with nothing in flight exits 0 and leaves no worker', async () => {
+    const service = await startService({ WORKERS: '2' });
+    const workers = service.workerPids();
+    assert.equal(await service.stop('SIGINT'), 0);
+    assert.deepEqual(await waitGone(workers, 2000), []);
+  });
+});
+
+describe('a server killed outright', () => {
+  it('leaves no worker behind, busy in a compile or idle', async () => {
+    const service = await startService({ WORKERS: '2' });
+    const workers = service.workerPids();
+    assert.equal(workers.length, 2);
+    const runaway = generate(service, { data: {}, template: RUNAWAY }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 500));
+    await service.stop('SIGKILL');
+    await runaway;
+    assert.deepEqual(await waitGone(workers, 2000), [], 'workers are gone within 2 s');
+  });
+});
