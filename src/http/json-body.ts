@@ -50,5 +50,7 @@ export async function requireJsonWithinLimit(request: FastifyRequest, _reply: Fa
   const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') throw new HttpError(415, MESSAGES.unsupportedMediaType);
   const length = Number(request.headers['content-length']);
-  if (Number.isFinite(length) && length > MAX_BODY_BYTES) throw new HttpError(413, MESSAGES.tooLarge, { connection: 'close' });
+  // No `Connection: close` here: Node reads and drops the unread body after the answer, while closing
+  // at once would make the client's TCP stack reset the connection and many clients lose the answer.
+  if (Number.isFinite(length) && length > MAX_BODY_BYTES) throw new HttpError(413, MESSAGES.tooLarge);
 }
