@@ -28,7 +28,7 @@ export class WorkerCrashError extends Error {
   override name = 'WorkerCrashError';
 }
 
-export type UnavailableReason = 'queue_full' | 'queue_timeout' | 'shutting_down';
+export type UnavailableReason = 'queue_full' | 'queue_timeout' | 'shutting_down' | 'client_gone';
 
 /** No capacity now: the client should retry later (503). */
 export class PoolUnavailableError extends Error {

@@ -117,7 +117,7 @@ export class RenderPool extends EventEmitter {
         // The client went away while waiting: drop the job, it was never started.
         pending.onAbort = () => {
           this.unqueue(pending);
-          reject(new PoolUnavailableError('shutting_down'));
+          reject(new PoolUnavailableError('client_gone'));
         };
         signal.addEventListener('abort', pending.onAbort, { once: true });
       }
