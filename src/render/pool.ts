@@ -16,6 +16,7 @@ import {
   WorkerCrashError,
 } from './errors.js';
 import type { FontFamilyInfo } from './fonts.js';
+import { residentBytes, watchAllocationFailure, watchMemory } from './memory-watch.js';
 import type { JobMessage, Warning, WorkerMessage } from './protocol.js';
 
 export interface PoolOptions {
@@ -28,6 +29,8 @@ export interface PoolOptions {
   queueTimeoutMs: number;
   /** Replace a worker after this many jobs (0: never). */
   maxJobsPerWorker: number;
+  /** Resident memory a worker may hold, in bytes; past it the worker is killed (0: no cap). */
+  memoryLimitBytes?: number;
   engine: EngineOptions;
   /** Environment of worker processes (see workerEnvironment in main). */
   env: NodeJS.ProcessEnv;
@@ -69,6 +72,8 @@ interface Pending {
 interface Running extends Pending {
   id: number;
   timer: NodeJS.Timeout;
+  /** Stops the memory sampling of this job's worker. */
+  stopWatch: () => void;
 }
 
 interface Slot {
@@ -78,6 +83,8 @@ interface Slot {
   running?: Running;
   /** Set when the pool itself ends the worker, with the reason to report. */
   killedFor?: RestartReason;
+  /** The worker reported a failed allocation before dying. */
+  allocationFailed?: boolean;
 }
 
 const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
@@ -181,9 +188,11 @@ export class RenderPool extends EventEmitter {
       env: this.options.env,
       execArgv: [],
       // Rust and Node diagnostics can quote template content: never let them reach the server's output.
-      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+      // stderr is read only to notice a failed allocation (see memory-watch.ts).
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
     const slot: Slot = { child, state: 'starting', jobs: 0 };
+    watchAllocationFailure(child.stderr!, () => (slot.allocationFailed = true));
     this.slots.add(slot);
     return new Promise<void>((resolve, reject) => {
       let settled = false;
@@ -204,9 +213,10 @@ export class RenderPool extends EventEmitter {
         }
       });
       child.on('error', () => {
-        /* reported through 'exit' */
+        /* reported through 'close' */
       });
-      child.on('exit', (code, signal) => {
+      // 'close' comes after 'exit' and after stderr is drained, so an allocation failure is known by then.
+      child.on('close', (code, signal) => {
         this.slots.delete(slot);
         if (!settled) {
           settled = true;
@@ -219,11 +229,12 @@ export class RenderPool extends EventEmitter {
 
   private onExit(slot: Slot): void {
     const wasReady = slot.state !== 'starting';
-    const reason: RestartReason = slot.killedFor ?? 'crash';
+    const reason: RestartReason = slot.killedFor ?? (slot.allocationFailed ? 'memory' : 'crash');
     const running = slot.running;
     slot.running = undefined;
     if (running) {
       clearTimeout(running.timer);
+      running.stopWatch();
       this.release(running);
       if (reason === 'timeout') running.reject(new CompileTimeoutError('compile exceeded the time limit'));
       else if (reason === 'memory') running.reject(new MemoryLimitError('compile exceeded the memory limit'));
@@ -256,7 +267,10 @@ export class RenderPool extends EventEmitter {
     if (pending.queueTimer) clearTimeout(pending.queueTimer);
     const id = this.nextJobId++;
     const timer = setTimeout(() => this.kill(slot, 'timeout'), this.options.timeoutMs);
-    slot.running = { ...pending, id, timer };
+    const limit = this.options.memoryLimitBytes ?? 0;
+    const pid = slot.child.pid;
+    const stopWatch = limit > 0 && pid !== undefined ? watchMemory(pid, limit, () => this.kill(slot, 'memory')) : () => undefined;
+    slot.running = { ...pending, id, timer, stopWatch };
     slot.state = 'busy';
     const message: JobMessage = { type: 'job', id, body: pending.input.body, template: pending.input.template };
     slot.child.send(message);
@@ -274,6 +288,7 @@ export class RenderPool extends EventEmitter {
     const running = slot.running;
     if (!running || running.id !== message.id) return;
     clearTimeout(running.timer);
+    running.stopWatch();
     slot.running = undefined;
     slot.jobs++;
     this.release(running);
@@ -285,10 +300,19 @@ export class RenderPool extends EventEmitter {
     }
     if (this.options.maxJobsPerWorker > 0 && slot.jobs >= this.options.maxJobsPerWorker) {
       this.kill(slot, 'recycle');
+    } else if (this.overMemory(slot)) {
+      // The job peaked between two samples and kept the memory: the next job starts in a fresh worker.
+      this.kill(slot, 'memory');
     } else {
       slot.state = 'idle';
     }
     this.dispatch();
+  }
+
+  private overMemory(slot: Slot): boolean {
+    const limit = this.options.memoryLimitBytes ?? 0;
+    const rss = limit > 0 && slot.child.pid !== undefined ? residentBytes(slot.child.pid) : undefined;
+    return rss !== undefined && rss > limit;
   }
 
   private unqueue(pending: Pending): void {
