@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { proxyTrap, type ProxyTrap } from './support/hostile.js';
 import { parsePdf } from './support/pdf.js';
 import { generate, startService, type Service } from './support/service.js';
 
@@ -61,20 +61,13 @@ describe('file system', () => {
 });
 
 describe('packages and network', () => {
-  let proxy: Server;
-  let connections = 0;
+  let proxy: ProxyTrap;
   let service: Service;
   let packages: string;
 
   before(async () => {
     // A loopback listener set as every proxy the compiler could use: it must see no connection.
-    proxy = createServer((socket) => {
-      connections++;
-      socket.destroy();
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const port = (proxy.address() as { port: number }).port;
-    const proxyUrl = `http://127.0.0.1:${port}`;
+    proxy = await proxyTrap();
     packages = mkdtempSync(join(tmpdir(), 'typst-test-packages-'));
     const dir = join(packages, 'preview', 'greeting', '0.1.0');
     mkdirSync(dir, { recursive: true });
@@ -82,16 +75,12 @@ describe('packages and network', () => {
     writeFileSync(join(dir, 'lib.typ'), '#let greet(name) = [Greetings, #name!]\n');
     service = await startService({
       PACKAGE_PATH: packages,
-      HTTP_PROXY: proxyUrl,
-      HTTPS_PROXY: proxyUrl,
-      ALL_PROXY: proxyUrl,
-      http_proxy: proxyUrl,
-      https_proxy: proxyUrl,
+      ...proxy.env,
     });
   });
   after(async () => {
     await service.stop();
-    proxy.close();
+    await proxy.close();
     rmSync(packages, { recursive: true, force: true });
   });
 
@@ -114,7 +103,7 @@ describe('packages and network', () => {
   });
 
   it('opened no connection to any proxy', () => {
-    assert.equal(connections, 0);
+    assert.equal(proxy.connections(), 0);
   });
 });
 
