@@ -25,6 +25,8 @@ export interface AppOptions {
   health: HealthSource;
   logger: Logger;
   compileTimeoutMs: number;
+  /** Time a client has to send its whole request; unset, 60 s. */
+  requestTimeoutMs?: number;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -35,6 +37,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // The request log line is written in onResponse below, without URLs' query strings or bodies.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
+    // Fastify's default is no limit: a client that sends headers and then stalls would hold its connection forever.
+    requestTimeout: options.requestTimeoutMs ?? 60_000,
     requestIdHeader: 'x-request-id',
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
