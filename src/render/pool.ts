@@ -74,6 +74,8 @@ interface Running extends Pending {
   timer: NodeJS.Timeout;
   /** Stops the memory sampling of this job's worker. */
   stopWatch: () => void;
+  /** The worker acknowledged the job: from then on its death is the job's failure. */
+  started?: boolean;
 }
 
 interface Slot {
@@ -205,6 +207,8 @@ export class RenderPool extends EventEmitter {
           this.emit('ready', { pid: child.pid, startMs: message.startMs, fontBytes: message.fontBytes });
           resolve();
           this.dispatch();
+        } else if (message.type === 'started') {
+          if (slot.running?.id === message.id) slot.running.started = true;
         } else if (message.type === 'fatal') {
           settled = true;
           reject(new Error(message.message));
@@ -232,7 +236,12 @@ export class RenderPool extends EventEmitter {
     const reason: RestartReason = slot.killedFor ?? (slot.allocationFailed ? 'memory' : 'crash');
     const running = slot.running;
     slot.running = undefined;
-    if (running) {
+    if (running && reason === 'crash' && !running.started && !this.closing) {
+      // The worker died before it had the job (killed from outside while idle): the job never ran, so it waits for the next worker.
+      clearTimeout(running.timer);
+      running.stopWatch();
+      this.requeue(running);
+    } else if (running) {
       clearTimeout(running.timer);
       running.stopWatch();
       this.release(running);
@@ -284,7 +293,7 @@ export class RenderPool extends EventEmitter {
     slot.child.kill('SIGKILL');
   }
 
-  private finish(slot: Slot, message: Exclude<WorkerMessage, { type: 'ready' | 'fatal' }>): void {
+  private finish(slot: Slot, message: Exclude<WorkerMessage, { type: 'ready' | 'fatal' | 'started' }>): void {
     const running = slot.running;
     if (!running || running.id !== message.id) return;
     clearTimeout(running.timer);
@@ -313,6 +322,25 @@ export class RenderPool extends EventEmitter {
     const limit = this.options.memoryLimitBytes ?? 0;
     const rss = limit > 0 && slot.child.pid !== undefined ? residentBytes(slot.child.pid) : undefined;
     return rss !== undefined && rss > limit;
+  }
+
+  /** Puts a job that never ran back at the head of the queue, with a fresh queue deadline. */
+  private requeue(running: Running): void {
+    this.release(running);
+    const { input, resolve, reject, signal } = running;
+    const pending: Pending = { input, resolve, reject, signal };
+    pending.queueTimer = setTimeout(() => {
+      this.unqueue(pending);
+      reject(new PoolUnavailableError('queue_timeout'));
+    }, this.options.queueTimeoutMs);
+    if (signal) {
+      pending.onAbort = () => {
+        this.unqueue(pending);
+        reject(new PoolUnavailableError('shutting_down'));
+      };
+      signal.addEventListener('abort', pending.onAbort, { once: true });
+    }
+    this.queue.unshift(pending);
   }
 
   private unqueue(pending: Pending): void {
