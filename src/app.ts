@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { MAX_BODY_BYTES } from './config.js';
 import { authenticate } from './http/auth.js';
 import { errorHandler, HttpError, MESSAGES, sendError } from './http/errors.js';
+import { ignoreUnknownExpectations } from './http/expect.js';
 import { fontsRoute, type FontSource } from './http/fonts.js';
 import { generateRoute, type Renderer } from './http/generate.js';
 import { healthRoutes, type HealthSource } from './http/health.js';
@@ -48,6 +49,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
 
+  ignoreUnknownExpectations(app.server);
   registerJsonBody(app);
   app.setErrorHandler(errorHandler(options.compileTimeoutMs));
   app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));

@@ -44,7 +44,8 @@ export function readAll(socket: Socket, started = Date.now()): Promise<RawRespon
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('error', () => undefined);
     socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('latin1');
+      // Interim answers (100 Continue) come before the real one.
+      const text = Buffer.concat(chunks).toString('latin1').replace(/^(HTTP\/1\.1 1\d\d [^\r]*\r\n\r\n)+/, '');
       const split = text.indexOf('\r\n\r\n');
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
       resolve({ status, headers: text.slice(0, split), body: text.slice(split + 4), ms: Date.now() - started });
