@@ -33,13 +33,16 @@ export interface AppOptions {
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const requestTimeout = options.requestTimeoutMs ?? 60_000;
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     // The request log line is written in onResponse below, without URLs' query strings or bodies.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
     // Fastify's default is no limit: a client that sends headers and then stalls would hold its connection forever.
-    requestTimeout: options.requestTimeoutMs ?? 60_000,
+    // Node reads the deadline when the server is made, so it goes to the server's options too; checked every second.
+    requestTimeout,
+    http: { requestTimeout, connectionsCheckingInterval: 1000 },
     requestIdHeader: 'x-request-id',
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
