@@ -24,8 +24,6 @@ export interface Config {
   queueTimeoutMs: number;
   /** A worker is replaced after this many jobs (0: never). */
   workerMaxJobs: number;
-  /** Time a client has to send its whole request (headers and body); past it the connection is answered 408 and closed. */
-  requestTimeoutMs: number;
   /** Resident memory one worker may hold, in MiB; past it the compile is stopped with 422 (0: no cap). */
   maxWorkerMemoryMb: number;
   /** Operator-provided directory of Typst packages (`<namespace>/<name>/<version>`). */
@@ -92,7 +90,6 @@ export function loadConfig(env: Env = process.env): Config {
     queueTimeoutMs: integer(env, 'QUEUE_TIMEOUT_MS', 10_000, 1, 600_000),
     workerMaxJobs: integer(env, 'WORKER_MAX_JOBS', 1000, 0, 10_000_000),
     maxWorkerMemoryMb,
-    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 60_000, 1000, 600_000),
     packagePath,
     logLevel,
   };

@@ -81,7 +81,6 @@ async function main(): Promise<void> {
     health: { stats: () => pool.stats(), closing: () => closing },
     logger,
     compileTimeoutMs: config.compileTimeoutMs,
-    requestTimeoutMs: config.requestTimeoutMs,
   });
 
   const shutdown = async (signal: string) => {

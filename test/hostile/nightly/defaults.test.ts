@@ -51,13 +51,13 @@ describe('hostile templates at the default limits', () => {
 describe('slowloris past the request deadline', () => {
   let service: Service;
   before(async () => {
-    service = await startService({ WORKERS: String(WORKERS), REQUEST_TIMEOUT_MS: '2000', COMPILE_TIMEOUT_MS: '4000' });
+    service = await startService({ WORKERS: String(WORKERS), COMPILE_TIMEOUT_MS: '4000' });
   });
   after(async () => {
     await service.stop();
   });
 
-  it('a client that sends headers and stalls is cut off (408) within the deadline plus the 1 s check', async (t) => {
+  it("a client that sends headers and stalls is cut off (408) within the 60 s deadline plus Node's 30 s check", async (t) => {
     const started = Date.now();
     const answers = await Promise.all(
       Array.from({ length: 20 }, async () => {
@@ -71,7 +71,7 @@ describe('slowloris past the request deadline', () => {
     const ms = Date.now() - started;
     record(t, { status: answers[0]!.status, ms });
     for (const a of answers) assert.ok(a.status === 408 || a.status === 0, `status ${a.status}`);
-    assert.ok(ms < 2000 + 1000 + 1500, `cut off after ${ms} ms`);
+    assert.ok(ms < 60_000 + 30_000 + 5000, `cut off after ${ms} ms`);
     await assertRecovered(service, WORKERS);
   });
 
