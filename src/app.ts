@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { MAX_BODY_BYTES } from './config.js';
 import { authenticate } from './http/auth.js';
 import { errorHandler, HttpError, MESSAGES, sendError } from './http/errors.js';
+import { ignoreUnknownExpectations } from './http/expect.js';
 import { fontsRoute, type FontSource } from './http/fonts.js';
 import { generateRoute, type Renderer } from './http/generate.js';
 import { healthRoutes, type HealthSource } from './http/health.js';
@@ -37,6 +38,13 @@ export interface AppOptions {
   metricsOnOwnPort?: boolean;
 }
 
+/**
+ * Time a client has to send its whole request. Fastify's default is no limit:
+ * a client that sent headers and then stalled would hold its connection
+ * forever. Node enforces it from a periodic check, so the cut comes 60-90 s in.
+ */
+const REQUEST_TIMEOUT_MS = 60_000;
+
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -45,6 +53,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // The request log line is written in onResponse below, without URLs' query strings or bodies.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     // genReqId reads X-Request-Id itself: with requestIdHeader set, Fastify would take any value unchecked.
     requestIdHeader: false,
     genReqId: (request) => {
@@ -57,6 +66,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
 
+  ignoreUnknownExpectations(app.server);
   registerJsonBody(app);
   app.setErrorHandler(errorHandler(options.compileTimeoutMs));
   app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));

@@ -25,6 +25,8 @@ export interface Config {
   queueTimeoutMs: number;
   /** A worker is replaced after this many jobs (0: never). */
   workerMaxJobs: number;
+  /** Resident memory one worker may hold, in MiB; past it the compile is stopped with 422 (0: no cap). */
+  maxWorkerMemoryMb: number;
   /** Operator-provided directory of Typst packages (`<namespace>/<name>/<version>`). */
   packagePath: string | undefined;
   /** pino log level. */
@@ -45,6 +47,9 @@ export interface Config {
 
 /** The request body limit of SPEC.md: 10 MB, counted as 10 × 1024 × 1024 bytes. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** The smallest worker memory cap accepted: an idle worker must fit well under it. */
+export const MIN_WORKER_MEMORY_MB = 256;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -110,6 +115,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (packagePath !== undefined && !packagePath.startsWith('/')) {
     throw new ConfigError(`PACKAGE_PATH must be an absolute directory path, got "${packagePath}"`);
   }
+  const maxWorkerMemoryMb = integer(env, 'MAX_WORKER_MEMORY_MB', 2048, 0, 1_048_576);
+  if (maxWorkerMemoryMb !== 0 && maxWorkerMemoryMb < MIN_WORKER_MEMORY_MB) {
+    // An idle worker (Node, the compiler and the fonts) already holds about 110 MiB.
+    throw new ConfigError(`MAX_WORKER_MEMORY_MB must be 0 (no cap) or at least ${MIN_WORKER_MEMORY_MB}, got ${maxWorkerMemoryMb}`);
+  }
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: text(env, 'HOST') ?? '0.0.0.0',
@@ -120,6 +130,7 @@ export function loadConfig(env: Env = process.env): Config {
     queueLimit: integer(env, 'QUEUE_LIMIT', workers * 4, 0, 100_000),
     queueTimeoutMs: integer(env, 'QUEUE_TIMEOUT_MS', 10_000, 1, 600_000),
     workerMaxJobs: integer(env, 'WORKER_MAX_JOBS', 1000, 0, 10_000_000),
+    maxWorkerMemoryMb,
     packagePath,
     logLevel,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000),

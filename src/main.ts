@@ -63,6 +63,7 @@ async function main(): Promise<void> {
     queueLimit: config.queueLimit,
     queueTimeoutMs: config.queueTimeoutMs,
     maxJobsPerWorker: config.workerMaxJobs,
+    memoryLimitBytes: config.maxWorkerMemoryMb * 1024 * 1024,
     engine: { packagePath: config.packagePath },
     env: sandbox.env,
   });

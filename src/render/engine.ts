@@ -13,9 +13,10 @@ import { packageUnavailable, toFailure, toWarnings, type Positioning, type RawDi
 import { unknownFontWarnings } from './font-warnings.js';
 import type { FontCatalog } from './fonts.js';
 import type { TemplateFailure, Warning } from './protocol.js';
+import { VIRTUAL_ROOT } from './virtual-root.js';
 
 /** Virtual project root: must not exist on the host. */
-export const VIRTUAL_ROOT = '/typst-pdf-service-virtual-root';
+export { VIRTUAL_ROOT };
 
 /**
  * The one line put before the template. It binds `data` from the request

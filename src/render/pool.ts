@@ -16,6 +16,7 @@ import {
   WorkerCrashError,
 } from './errors.js';
 import type { FontFamilyInfo } from './fonts.js';
+import { residentBytes, watchAllocationFailure, watchMemory } from './memory-watch.js';
 import type { JobMessage, Warning, WorkerMessage } from './protocol.js';
 
 export interface PoolOptions {
@@ -28,6 +29,8 @@ export interface PoolOptions {
   queueTimeoutMs: number;
   /** Replace a worker after this many jobs (0: never). */
   maxJobsPerWorker: number;
+  /** Resident memory a worker may hold, in bytes; past it the worker is killed (0: no cap). */
+  memoryLimitBytes?: number;
   engine: EngineOptions;
   /** Environment of worker processes (see workerEnvironment in main). */
   env: NodeJS.ProcessEnv;
@@ -69,6 +72,10 @@ interface Pending {
 interface Running extends Pending {
   id: number;
   timer: NodeJS.Timeout;
+  /** Stops the memory sampling of this job's worker. */
+  stopWatch: () => void;
+  /** The worker acknowledged the job: from then on its death is the job's failure. */
+  started?: boolean;
 }
 
 interface Slot {
@@ -78,6 +85,8 @@ interface Slot {
   running?: Running;
   /** Set when the pool itself ends the worker, with the reason to report. */
   killedFor?: RestartReason;
+  /** The worker reported a failed allocation before dying. */
+  allocationFailed?: boolean;
 }
 
 const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
@@ -181,9 +190,11 @@ export class RenderPool extends EventEmitter {
       env: this.options.env,
       execArgv: [],
       // Rust and Node diagnostics can quote template content: never let them reach the server's output.
-      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+      // stderr is read only to notice a failed allocation (see memory-watch.ts).
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
     const slot: Slot = { child, state: 'starting', jobs: 0 };
+    watchAllocationFailure(child.stderr!, () => (slot.allocationFailed = true));
     this.slots.add(slot);
     return new Promise<void>((resolve, reject) => {
       let settled = false;
@@ -196,6 +207,8 @@ export class RenderPool extends EventEmitter {
           this.emit('ready', { pid: child.pid, startMs: message.startMs, fontBytes: message.fontBytes });
           resolve();
           this.dispatch();
+        } else if (message.type === 'started') {
+          if (slot.running?.id === message.id) slot.running.started = true;
         } else if (message.type === 'fatal') {
           settled = true;
           reject(new Error(message.message));
@@ -204,9 +217,10 @@ export class RenderPool extends EventEmitter {
         }
       });
       child.on('error', () => {
-        /* reported through 'exit' */
+        /* reported through 'close' */
       });
-      child.on('exit', (code, signal) => {
+      // 'close' comes after 'exit' and after stderr is drained, so an allocation failure is known by then.
+      child.on('close', (code, signal) => {
         this.slots.delete(slot);
         if (!settled) {
           settled = true;
@@ -219,11 +233,17 @@ export class RenderPool extends EventEmitter {
 
   private onExit(slot: Slot): void {
     const wasReady = slot.state !== 'starting';
-    const reason: RestartReason = slot.killedFor ?? 'crash';
+    const reason: RestartReason = slot.killedFor ?? (slot.allocationFailed ? 'memory' : 'crash');
     const running = slot.running;
     slot.running = undefined;
-    if (running) {
+    if (running && reason === 'crash' && !running.started && !this.closing) {
+      // The worker died before it had the job (killed from outside while idle): the job never ran, so it waits for the next worker.
       clearTimeout(running.timer);
+      running.stopWatch();
+      this.requeue(running);
+    } else if (running) {
+      clearTimeout(running.timer);
+      running.stopWatch();
       this.release(running);
       // Cut off by close() past the shutdown deadline: the client may retry elsewhere.
       if (this.closing && !slot.killedFor) running.reject(new PoolUnavailableError('shutting_down'));
@@ -258,7 +278,10 @@ export class RenderPool extends EventEmitter {
     if (pending.queueTimer) clearTimeout(pending.queueTimer);
     const id = this.nextJobId++;
     const timer = setTimeout(() => this.kill(slot, 'timeout'), this.options.timeoutMs);
-    slot.running = { ...pending, id, timer };
+    const limit = this.options.memoryLimitBytes ?? 0;
+    const pid = slot.child.pid;
+    const stopWatch = limit > 0 && pid !== undefined ? watchMemory(pid, limit, () => this.kill(slot, 'memory')) : () => undefined;
+    slot.running = { ...pending, id, timer, stopWatch };
     slot.state = 'busy';
     const message: JobMessage = { type: 'job', id, body: pending.input.body, template: pending.input.template };
     slot.child.send(message);
@@ -272,10 +295,11 @@ export class RenderPool extends EventEmitter {
     slot.child.kill('SIGKILL');
   }
 
-  private finish(slot: Slot, message: Exclude<WorkerMessage, { type: 'ready' | 'fatal' }>): void {
+  private finish(slot: Slot, message: Exclude<WorkerMessage, { type: 'ready' | 'fatal' | 'started' }>): void {
     const running = slot.running;
     if (!running || running.id !== message.id) return;
     clearTimeout(running.timer);
+    running.stopWatch();
     slot.running = undefined;
     slot.jobs++;
     this.release(running);
@@ -287,10 +311,38 @@ export class RenderPool extends EventEmitter {
     }
     if (this.options.maxJobsPerWorker > 0 && slot.jobs >= this.options.maxJobsPerWorker) {
       this.kill(slot, 'recycle');
+    } else if (this.overMemory(slot)) {
+      // The job peaked between two samples and kept the memory: the next job starts in a fresh worker.
+      this.kill(slot, 'memory');
     } else {
       slot.state = 'idle';
     }
     this.dispatch();
+  }
+
+  private overMemory(slot: Slot): boolean {
+    const limit = this.options.memoryLimitBytes ?? 0;
+    const rss = limit > 0 && slot.child.pid !== undefined ? residentBytes(slot.child.pid) : undefined;
+    return rss !== undefined && rss > limit;
+  }
+
+  /** Puts a job that never ran back at the head of the queue, with a fresh queue deadline. */
+  private requeue(running: Running): void {
+    this.release(running);
+    const { input, resolve, reject, signal } = running;
+    const pending: Pending = { input, resolve, reject, signal };
+    pending.queueTimer = setTimeout(() => {
+      this.unqueue(pending);
+      reject(new PoolUnavailableError('queue_timeout'));
+    }, this.options.queueTimeoutMs);
+    if (signal) {
+      pending.onAbort = () => {
+        this.unqueue(pending);
+        reject(new PoolUnavailableError('shutting_down'));
+      };
+      signal.addEventListener('abort', pending.onAbort, { once: true });
+    }
+    this.queue.unshift(pending);
   }
 
   private unqueue(pending: Pending): void {

@@ -27,5 +27,7 @@ export type TemplateFailure =
 export type WorkerMessage =
   | { type: 'ready'; typstVersion: string; startMs: number; fonts: FontFamilyInfo[]; fontBytes: number }
   | { type: 'fatal'; message: string }
+  /** The worker has the job and is about to compile it (sent before the compile blocks the worker). */
+  | { type: 'started'; id: number }
   | { type: 'done'; id: number; pdf: Uint8Array; pages: number; compileMs: number; warnings: Warning[] }
   | { type: 'failed'; id: number; failure: TemplateFailure; compileMs: number };

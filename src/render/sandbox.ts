@@ -8,7 +8,8 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { VIRTUAL_ROOT } from './engine.js';
+// Not from engine.js: that loads the native compiler, which only workers may do (a failure there is reported, not a crash).
+import { VIRTUAL_ROOT } from './virtual-root.js';
 
 const UNREACHABLE_PROXY = 'http://0.0.0.0:0';
 

@@ -31,6 +31,13 @@ function exitWithParent(): void {
   process.on('disconnect', () => process.exit(0));
 }
 
+/** The error and, for the binding's "Failed to load native binding", the first line of each attempt's cause. */
+function startFailure(error: unknown): string {
+  const { message, cause } = error as Error;
+  const causes = Array.isArray(cause) ? cause.map((c) => String((c as Error)?.message ?? c).split('\n')[0]) : [];
+  return causes.length > 0 ? `${message} (${causes.join('; ')})` : message;
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   const options = JSON.parse(process.argv[2] ?? '{}') as EngineOptions;
@@ -44,7 +51,7 @@ async function main(): Promise<void> {
     fonts = loadFontCatalog();
     engine = new Engine(options, fonts);
   } catch (error) {
-    send({ type: 'fatal', message: `Typst engine failed to start: ${(error as Error).message}` });
+    send({ type: 'fatal', message: `Typst engine failed to start: ${startFailure(error)}` });
     process.exit(1);
   }
   const startMs = performance.now() - started;
@@ -52,6 +59,11 @@ async function main(): Promise<void> {
 
   process.on('message', (job: JobMessage) => {
     if (job?.type !== 'job') return;
+    // Acknowledged before compiling, so the pool knows a worker that dies from here on died with the job.
+    process.send?.({ type: 'started', id: job.id } satisfies WorkerMessage, () => compile(job));
+  });
+
+  function compile(job: JobMessage): void {
     const begun = performance.now();
     const outcome = engine.render(job.body, job.template);
     const compileMs = performance.now() - begun;
@@ -62,7 +74,7 @@ async function main(): Promise<void> {
       send({ type: 'failed', id: job.id, failure: outcome.failure, compileMs });
     }
     job.body.fill(0);
-  });
+  }
 }
 
 void main();

@@ -1,0 +1,74 @@
+/**
+ * Resident memory of a worker process, read from /proc (Linux only).
+ *
+ * The pool samples a busy worker every MEMORY_SAMPLE_MS and kills it once it
+ * holds more than the cap. RSS is what the machine actually gives the
+ * process; an address-space limit (RLIMIT_AS) is not used because V8 and the
+ * compiler reserve far more virtual memory than they ever touch.
+ */
+import { readFileSync } from 'node:fs';
+
+/** How often a busy worker's memory is read. */
+export const MEMORY_SAMPLE_MS = 50;
+
+const PAGE_BYTES = 4096;
+
+/**
+ * Resident set size of `pid` in bytes, or undefined when it cannot be read
+ * (the process is gone, or the host has no /proc).
+ */
+export function residentBytes(pid: number): number | undefined {
+  try {
+    // statm: size resident shared text lib data dt, in pages.
+    const fields = readFileSync(`/proc/${pid}/statm`, 'latin1').split(' ');
+    const pages = Number(fields[1]);
+    return Number.isFinite(pages) ? pages * PAGE_BYTES : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Calls `onExceeded` once when `pid` holds more than `limitBytes`; checks
+ * every MEMORY_SAMPLE_MS until stopped. Returns the stop function.
+ */
+export function watchMemory(pid: number, limitBytes: number, onExceeded: () => void): () => void {
+  const timer = setInterval(() => {
+    const rss = residentBytes(pid);
+    if (rss !== undefined && rss > limitBytes) {
+      clearInterval(timer);
+      onExceeded();
+    }
+  }, MEMORY_SAMPLE_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * What a worker prints when an allocation fails: Rust's allocation error
+ * hook (then abort), or V8 running out of heap. Both mean the compile asked
+ * for more memory than the machine would give, in one step too big for the
+ * sampling to see.
+ */
+const ALLOCATION_FAILED = /memory allocation of \d+ bytes failed|JavaScript heap out of memory|Reached heap limit/;
+const TAIL_CHARS = 200;
+
+/**
+ * Reads a worker's stderr only to notice an allocation failure. The output
+ * is never kept beyond a short tail nor logged: it can quote template content.
+ */
+export function watchAllocationFailure(stderr: NodeJS.ReadableStream, onFailure: () => void): void {
+  let tail = '';
+  let seen = false;
+  stderr.on('data', (chunk: Buffer) => {
+    if (seen) return;
+    tail = (tail + chunk.toString('latin1')).slice(-TAIL_CHARS * 2);
+    if (ALLOCATION_FAILED.test(tail)) {
+      seen = true;
+      tail = '';
+      onFailure();
+    } else {
+      tail = tail.slice(-TAIL_CHARS);
+    }
+  });
+}

@@ -1,0 +1,84 @@
+/**
+ * Raw HTTP/1.1 over a socket, for clients no well-behaved library would
+ * be: bodies that are not JSON or not UTF-8, missing headers, stalls and
+ * disconnects.
+ */
+import { connect, type Socket } from 'node:net';
+import { TEST_KEY, type Service } from './service.js';
+
+export interface RawResponse {
+  status: number;
+  headers: string;
+  body: string;
+  ms: number;
+}
+
+/** Opens a connection to the service. */
+export function open(service: Service): Promise<Socket> {
+  const { hostname, port } = new URL(service.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/** The request head of a generate call; `headers` replace the defaults (null removes one). */
+export function head(headers: Record<string, string | number | null> = {}): string {
+  const all: Record<string, string | number | null> = {
+    host: 'localhost',
+    authorization: `Bearer ${TEST_KEY}`,
+    'content-type': 'application/json',
+    connection: 'close',
+    ...headers,
+  };
+  const lines = Object.entries(all)
+    .filter((e): e is [string, string | number] => e[1] !== null)
+    .map(([k, v]) => `${k}: ${v}`);
+  return `POST /v1/pdf/generate HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`;
+}
+
+/** Reads everything the server sends until it closes the connection. */
+export function readAll(socket: Socket, started = Date.now()): Promise<RawResponse> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      // Interim answers (100 Continue) come before the real one.
+      const text = Buffer.concat(chunks).toString('latin1').replace(/^(HTTP\/1\.1 1\d\d [^\r]*\r\n\r\n)+/, '');
+      const split = text.indexOf('\r\n\r\n');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      resolve({ status, headers: text.slice(0, split), body: text.slice(split + 4), ms: Date.now() - started });
+    });
+  });
+}
+
+/** Sends `body` with a matching Content-Length (unless headers override it) and reads the answer. */
+export async function rawRequest(service: Service, body: Buffer | string, headers: Record<string, string | number | null> = {}): Promise<RawResponse> {
+  const started = Date.now();
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  const socket = await open(service);
+  const answer = readAll(socket, started);
+  socket.write(head({ 'content-length': bytes.length, ...headers }));
+  // Not end(): Node's server drops a request whose client half-closes before the answer.
+  socket.write(bytes);
+  return answer;
+}
+
+/** The JSON error message of a raw response (a chunked body is de-chunked first). */
+export function errorOf(response: RawResponse): string {
+  let body = response.body;
+  if (/transfer-encoding: chunked/i.test(response.headers)) {
+    let out = '';
+    let rest = body;
+    for (;;) {
+      const nl = rest.indexOf('\r\n');
+      const size = parseInt(rest.slice(0, nl), 16);
+      if (!size) break;
+      out += rest.slice(nl + 2, nl + 2 + size);
+      rest = rest.slice(nl + 2 + size + 2);
+    }
+    body = out;
+  }
+  return (JSON.parse(Buffer.from(body, 'latin1').toString('utf8')) as { error: string }).error;
+}
