@@ -5,14 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { assertRecovered, record, send } from '../support/hostile.js';
+import { assertRecovered, record, send, NO_RATE_LIMIT } from '../support/hostile.js';
 import { parsePdf } from '../support/pdf.js';
 import { startService, type Service } from '../support/service.js';
 
 const WORKERS = 2;
 let service: Service;
 before(async () => {
-  service = await startService({ WORKERS: String(WORKERS) });
+  service = await startService({ ...NO_RATE_LIMIT, WORKERS: String(WORKERS) });
 });
 after(async () => {
   await service.stop();

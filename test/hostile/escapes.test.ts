@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { assertRecovered, proxyTrap, record, send, type ProxyTrap } from '../support/hostile.js';
+import { assertRecovered, proxyTrap, record, send, type ProxyTrap, NO_RATE_LIMIT } from '../support/hostile.js';
 import { startService, type Service } from '../support/service.js';
 
 const WORKERS = 2;
@@ -19,7 +19,7 @@ describe('URL-like paths and packages', () => {
   let service: Service;
   before(async () => {
     trap = await proxyTrap();
-    service = await startService({ WORKERS: String(WORKERS), ...trap.env });
+    service = await startService({ ...NO_RATE_LIMIT, WORKERS: String(WORKERS), ...trap.env });
   });
   after(async () => {
     await service.stop();

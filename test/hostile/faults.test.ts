@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { assertRecovered, record, send } from '../support/hostile.js';
+import { assertRecovered, record, send, NO_RATE_LIMIT } from '../support/hostile.js';
 import { isAlive, startService, type Service } from '../support/service.js';
 
 const WORKERS = 2;
@@ -28,7 +28,7 @@ function cpuTicks(pid: number): number {
 describe('killed workers', () => {
   let service: Service;
   before(async () => {
-    service = await startService({ WORKERS: String(WORKERS), COMPILE_TIMEOUT_MS: '8000' });
+    service = await startService({ ...NO_RATE_LIMIT, WORKERS: String(WORKERS), COMPILE_TIMEOUT_MS: '8000' });
   });
   after(async () => {
     await service.stop();

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { assertRecovered, DESIGN_STATUSES, send } from '../support/hostile.js';
+import { assertRecovered, DESIGN_STATUSES, send, NO_RATE_LIMIT } from '../support/hostile.js';
 import { rawRequest } from '../support/raw-http.js';
 import { isAlive, startService, TEST_KEY, type Service } from '../support/service.js';
 
@@ -24,7 +24,7 @@ const statuses: Record<number, number> = {};
 /** What got a 500: every one is a compiler crash worth a look. */
 const crashes: string[] = [];
 before(async () => {
-  service = await startService({ WORKERS: String(WORKERS), COMPILE_TIMEOUT_MS: String(TIMEOUT_MS), MAX_WORKER_MEMORY_MB: '512', LOG_LEVEL: 'warn' });
+  service = await startService({ ...NO_RATE_LIMIT, WORKERS: String(WORKERS), COMPILE_TIMEOUT_MS: String(TIMEOUT_MS), MAX_WORKER_MEMORY_MB: '512', LOG_LEVEL: 'warn' });
 });
 after(async () => {
   await service.stop();

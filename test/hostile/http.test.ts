@@ -8,14 +8,14 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { assertRecovered, record, send } from '../support/hostile.js';
+import { assertRecovered, record, send, NO_RATE_LIMIT } from '../support/hostile.js';
 import { errorOf, head, open, rawRequest } from '../support/raw-http.js';
 import { isAlive, startService, TEST_KEY, type Service } from '../support/service.js';
 
 const WORKERS = 2;
 let service: Service;
 before(async () => {
-  service = await startService({ WORKERS: String(WORKERS) });
+  service = await startService({ ...NO_RATE_LIMIT, WORKERS: String(WORKERS) });
 });
 after(async () => {
   await service.stop();

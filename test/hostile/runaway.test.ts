@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { assertRecovered, record, rssMb, send } from '../support/hostile.js';
+import { assertRecovered, record, rssMb, send, NO_RATE_LIMIT } from '../support/hostile.js';
 import { isAlive, startService, type Service } from '../support/service.js';
 import { COMPUTE_CASES, LAYOUT_NEVER_CONVERGES } from './cases.js';
 
@@ -21,7 +21,7 @@ describe(`runaway templates (limit ${TIMEOUT_MS} ms, ${MEMORY_MB} MiB per worker
   let service: Service;
   let serverRssBefore: number;
   before(async () => {
-    service = await startService({ WORKERS: String(WORKERS), COMPILE_TIMEOUT_MS: String(TIMEOUT_MS), MAX_WORKER_MEMORY_MB: String(MEMORY_MB) });
+    service = await startService({ ...NO_RATE_LIMIT, WORKERS: String(WORKERS), COMPILE_TIMEOUT_MS: String(TIMEOUT_MS), MAX_WORKER_MEMORY_MB: String(MEMORY_MB) });
     serverRssBefore = rssMb(service.process.pid!);
   });
   after(async () => {

@@ -71,18 +71,15 @@ export class OpenApiChecker {
     return operation;
   }
 
-  /**
-   * Problems of one answer; empty when it conforms. `optionalHeaders` names
-   * required headers to accept as absent (lower case).
-   */
-  problems(method: string, path: string, answer: Answer, optionalHeaders: string[] = []): string[] {
+  /** Problems of one answer; empty when it conforms. */
+  problems(method: string, path: string, answer: Answer): string[] {
     const problems: string[] = [];
     const response = this.operation(method, path).responses[String(answer.status)] as Json | undefined;
     if (!response) return [`status ${answer.status} is not described for ${method} ${path}`];
     for (const [name, header] of Object.entries<Json>(response.headers ?? {})) {
       const value = answer.headers[name.toLowerCase()];
       if (value === undefined) {
-        if (header.required && !optionalHeaders.includes(name.toLowerCase())) problems.push(`header ${name} is missing`);
+        if (header.required) problems.push(`header ${name} is missing`);
         continue;
       }
       const type = header.schema?.type;

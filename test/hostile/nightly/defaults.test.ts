@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { assertRecovered, record, rssMb, send } from '../../support/hostile.js';
+import { assertRecovered, record, rssMb, send, NO_RATE_LIMIT } from '../../support/hostile.js';
 import { head, open, readAll } from '../../support/raw-http.js';
 import { startService, type Service } from '../../support/service.js';
 import { COMPUTE_CASES, EITHER_LIMIT, type HostileCase } from '../cases.js';
@@ -24,7 +24,7 @@ describe('hostile templates at the default limits', () => {
   let service: Service;
   let serverRssBefore: number;
   before(async () => {
-    service = await startService({ WORKERS: String(WORKERS) });
+    service = await startService({ ...NO_RATE_LIMIT, WORKERS: String(WORKERS) });
     serverRssBefore = rssMb(service.process.pid!);
   });
   after(async () => {
@@ -51,7 +51,7 @@ describe('hostile templates at the default limits', () => {
 describe('slowloris past the request deadline', () => {
   let service: Service;
   before(async () => {
-    service = await startService({ WORKERS: String(WORKERS), COMPILE_TIMEOUT_MS: '4000' });
+    service = await startService({ ...NO_RATE_LIMIT, WORKERS: String(WORKERS), COMPILE_TIMEOUT_MS: '4000' });
   });
   after(async () => {
     await service.stop();
