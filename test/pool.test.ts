@@ -101,3 +101,27 @@ describe('bounded queue', () => {
     assert.equal((await generate(service, { data: {}, template: 'ok' })).status, 200);
   });
 });
+
+describe('a compiler crash', () => {
+  let service: Service;
+  before(async () => {
+    service = await startService({ WORKERS: '1' });
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  // Typst 0.11.1 as bound by typst-ts 0.5.0-rc7 panics ("slice index starts at 39 but ends at 38")
+  // on the second of these two templates when one compiler sets both in turn; the panic cannot
+  // unwind out of the native code and aborts the worker. Found by the fuzz suite.
+  it('answers 500 JSON for the crashed job, replaces the worker and serves the next request', async () => {
+    const first = await generate(service, { data: {}, template: 'ᶈ' });
+    assert.equal(first.status, 200);
+    const crashed = await generate(service, { data: {}, template: "ꋬ𝃧'╶%𘯎𘡥ꉝ𝋑𐧈" });
+    assert.equal(crashed.status, 500);
+    assert.deepEqual(await crashed.json(), { error: 'An unexpected error occurred during document compilation.' });
+    await waitReady(service, 1);
+    assert.equal((await generate(service, { data: {}, template: "ꋬ𝃧'╶%𘯎𘡥ꉝ𝋑𐧈" })).status, 200, 'alone, the same template compiles');
+    assert.ok(!service.output().includes('slice index'), 'the panic message is not passed on');
+  });
+});
