@@ -69,10 +69,20 @@ export class TypstEngine {
     };
   }
 
-  /** Compiles one template against the request body; always leaves the compiler clean. */
-  render(body: Uint8Array, template: string): RenderOutcome {
+  /** Set while a job's files and cache are still held (see `keepUntilClean`). */
+  private dirty = false;
+
+  /**
+   * Compiles one template against the request body and leaves the compiler clean.
+   * With `keepUntilClean`, the caller calls clean() itself once it has sent the
+   * outcome: evicting the cache takes about 15% of a compile, and the client need
+   * not wait for it. The next render cleans first in any case.
+   */
+  render(body: Uint8Array, template: string, options: { keepUntilClean?: boolean } = {}): RenderOutcome {
+    if (this.dirty) this.clean();
     const missing = this.missingPackage(template);
     if (missing) return { ok: false, failure: missing };
+    this.dirty = true;
     try {
       this.compiler.mapShadow(VIRTUAL_ROOT + REQUEST_FILE, Buffer.from(body.buffer, body.byteOffset, body.byteLength));
       const result = this.compiler.compile({ mainFileContent: PREFIX + template });
@@ -86,7 +96,7 @@ export class TypstEngine {
       const warnings = [...toWarnings(raw, this.positioning), ...unknownFontWarnings(template, this.knownFamilies)];
       return { ok: true, pdf, pages: document.numOfPages, warnings };
     } finally {
-      this.clean();
+      if (!options.keepUntilClean) this.clean();
     }
   }
 
@@ -94,6 +104,7 @@ export class TypstEngine {
   clean(): void {
     this.compiler.resetShadow();
     this.compiler.evictCache(0);
+    this.dirty = false;
   }
 
   /**

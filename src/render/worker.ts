@@ -65,7 +65,8 @@ async function main(): Promise<void> {
 
   function compile(job: JobMessage): void {
     const begun = performance.now();
-    const outcome = engine.render(job.body, job.template);
+    // The answer goes out before the cache is evicted; the eviction still ends this job, before the next one.
+    const outcome = engine.render(job.body, job.template, { keepUntilClean: true });
     const compileMs = performance.now() - begun;
     if (outcome.ok) {
       send({ type: 'done', id: job.id, pdf: outcome.pdf, pages: outcome.pages, compileMs, warnings: outcome.warnings });
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
     } else {
       send({ type: 'failed', id: job.id, failure: outcome.failure, compileMs });
     }
+    engine.clean();
     job.body.fill(0);
   }
 }

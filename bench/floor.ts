@@ -1,0 +1,83 @@
+/**
+ * The floor: the same compile the service does, done directly with the
+ * engine in one process, no HTTP and no IPC. `engine.render()` evicts the
+ * compiler's cache and drops the job's files after every job, as a worker does.
+ *
+ * It runs in a process of its own, with the workers' environment (no system
+ * fonts), and stays up for the whole benchmark so that its measurements can
+ * be interleaved with the service's: on a shared machine both then see the
+ * same background load.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { TypstEngine } from '../src/render/engine.js';
+import { loadFontCatalog } from '../src/render/fonts.js';
+import { createSandbox, type Sandbox } from '../src/render/sandbox.js';
+import { workloads, type Workload } from './workloads.js';
+
+export interface FloorRequest {
+  id: Workload['id'];
+  runs: number;
+}
+
+export interface FloorAnswer {
+  id: Workload['id'];
+  pages: number;
+  pdfBytes: number;
+  /** Milliseconds per render, in run order. */
+  samples: number[];
+}
+
+const SELF = fileURLToPath(import.meta.url);
+
+export class FloorProcess {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly sandbox: Sandbox,
+  ) {}
+
+  static async start(): Promise<FloorProcess> {
+    const sandbox = createSandbox(undefined);
+    const child = fork(SELF, ['--serve'], { env: sandbox.env, execArgv: [], serialization: 'advanced' });
+    await once(child, 'message');
+    return new FloorProcess(child, sandbox);
+  }
+
+  async measure(id: Workload['id'], runs: number): Promise<FloorAnswer> {
+    const answer = once(this.child, 'message') as Promise<[FloorAnswer | { error: string }]>;
+    this.child.send({ id, runs } satisfies FloorRequest);
+    const [result] = await answer;
+    if ('error' in result) throw new Error(result.error);
+    return result;
+  }
+
+  async stop(): Promise<void> {
+    this.child.kill();
+    await once(this.child, 'exit');
+    this.sandbox.dispose();
+  }
+}
+
+function serve(): void {
+  const engine = new TypstEngine({}, loadFontCatalog());
+  const list = workloads();
+  process.on('message', ({ id, runs }: FloorRequest) => {
+    const workload = list.find((w) => w.id === id)!;
+    const samples: number[] = [];
+    let pages = 0;
+    let pdfBytes = 0;
+    for (let i = 0; i < runs; i++) {
+      const t0 = performance.now();
+      const outcome = engine.render(workload.body, workload.template);
+      samples.push(performance.now() - t0);
+      if (!outcome.ok) return process.send!({ error: `${id} failed to compile: ${outcome.failure.message}` });
+      pages = outcome.pages;
+      pdfBytes = outcome.pdf.length;
+    }
+    process.send!({ id, pages, pdfBytes, samples } satisfies FloorAnswer);
+  });
+  process.send!('ready');
+}
+
+if (process.argv[1] === SELF && process.argv[2] === '--serve') serve();

@@ -1,0 +1,45 @@
+/**
+ * Resident memory of the service: the server process plus every worker
+ * process it has at the moment of the sample (workers come and go as they
+ * are recycled), read from /proc.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+function rssKiB(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0; // exited between listing and reading
+  }
+}
+
+/** Direct children of `pid`, from /proc/<pid>/task/<tid>/children. */
+export function childPids(pid: number): number[] {
+  const pids: number[] = [];
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
+      if (text) pids.push(...text.split(/\s+/).map(Number));
+    } catch {
+      /* thread ended */
+    }
+  }
+  return pids;
+}
+
+export interface MemorySample {
+  /** Responses received when the sample was taken. */
+  requests: number;
+  serverMiB: number;
+  workersMiB: number;
+  totalMiB: number;
+  workers: number;
+}
+
+export function sampleMemory(serverPid: number, requests: number): MemorySample {
+  const workers = childPids(serverPid);
+  const serverMiB = rssKiB(serverPid) / 1024;
+  const workersMiB = workers.reduce((sum, pid) => sum + rssKiB(pid), 0) / 1024;
+  return { requests, serverMiB, workersMiB, totalMiB: serverMiB + workersMiB, workers: workers.length };
+}

@@ -1,0 +1,302 @@
+/**
+ * `npm run bench [-- --quick] [-- --reps N] [-- --memory-requests N]`
+ *
+ * For each workload (bench/workloads.ts), in repeated rounds:
+ *   floor      the same compile done directly with the engine in one process (bench/floor.ts)
+ *   c=1        the service over HTTP on loopback, one connection: p50 and p99 latency
+ *   c=2×cores  the service with 2 × cores connections: requests per second
+ * then the resident memory of the server and its workers while sending many
+ * W2 requests, on a freshly started service. Prints Markdown tables with the
+ * medians over rounds and writes every figure to bench/results.json.
+ */
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { FloorProcess } from './floor.js';
+import { sendLoad, steadyRate } from './load.js';
+import { sampleMemory, type MemorySample } from './memory.js';
+import { ms, pct, ratio, table } from './report.js';
+import { startBenchService, type BenchService } from './service.js';
+import { clamp, median, percentile, spread } from './stats.js';
+import { workloads, type Workload } from './workloads.js';
+
+const RESULTS = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
+
+interface Settings {
+  mode: 'full' | 'quick';
+  rounds: number;
+  /** Floor and c=1 alternate in this many blocks per round, each about `blockSeconds` of compiling. */
+  blocks: number;
+  blockSeconds: number;
+  /** Compile time, in floor terms, that each throughput run should take per core. */
+  throughputSeconds: number;
+  minThroughputRequests: number;
+  memoryRequests: number;
+}
+
+function settings(argv: string[]): Settings {
+  const quick = argv.includes('--quick');
+  const value = (flag: string) => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? Number(argv[i + 1]) : undefined;
+  };
+  const base: Settings = quick
+    ? { mode: 'quick', rounds: 1, blocks: 3, blockSeconds: 0.5, throughputSeconds: 2, minThroughputRequests: 8, memoryRequests: 1000 }
+    : { mode: 'full', rounds: 3, blocks: 4, blockSeconds: 1, throughputSeconds: 4, minThroughputRequests: 16, memoryRequests: 10000 };
+  return {
+    ...base,
+    rounds: value('--rounds') ?? base.rounds,
+    memoryRequests: value('--memory-requests') ?? base.memoryRequests,
+  };
+}
+
+interface RoundFigures {
+  floorMs: number;
+  floorRuns: number;
+  p50: number;
+  p99: number;
+  maxMs: number;
+  latencyRequests: number;
+  rps: number;
+  throughputRequests: number;
+  failures: number;
+}
+
+const log = (message: string) => process.stderr.write(`${message}\n`);
+const loadavg = () => os.loadavg().map((x) => Number(x.toFixed(2)));
+
+async function measureRound(
+  service: BenchService,
+  floor: FloorProcess,
+  list: Workload[],
+  floorEstimate: Map<string, number>,
+  s: Settings,
+  cores: number,
+): Promise<Map<string, RoundFigures>> {
+  const figures = new Map<string, RoundFigures>();
+  const connections = 2 * cores;
+  for (const workload of list) {
+    const estimate = floorEstimate.get(workload.id)!;
+    const perBlock = Math.round(clamp((s.blockSeconds * 1000) / estimate, 1, 100));
+    // Every worker compiles this workload once before anything is timed; so does the floor process.
+    await sendLoad({ url: service.url, body: workload.body, connections: cores, requests: cores });
+    await floor.measure(workload.id, 1);
+    const floorSamples: number[] = [];
+    const latencies: number[] = [];
+    let failures = 0;
+    for (let b = 0; b < s.blocks; b++) {
+      floorSamples.push(...(await floor.measure(workload.id, perBlock)).samples);
+      const run = await sendLoad({ url: service.url, body: workload.body, connections: 1, requests: perBlock });
+      latencies.push(...run.latencies);
+      failures += run.failures;
+    }
+    const throughput = await sendLoad({
+      url: service.url,
+      body: workload.body,
+      connections,
+      requests: Math.round(clamp((s.throughputSeconds * 1000 * cores) / estimate, s.minThroughputRequests, 3000)),
+    });
+    const round: RoundFigures = {
+      floorMs: median(floorSamples),
+      floorRuns: floorSamples.length,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      maxMs: Math.max(...latencies),
+      latencyRequests: latencies.length,
+      rps: steadyRate(throughput),
+      throughputRequests: throughput.completedAt.length,
+      failures: failures + throughput.failures,
+    };
+    figures.set(workload.id, round);
+    log(
+      `  ${workload.id}: floor ${ms(round.floorMs)} ms, c=1 p50 ${ms(round.p50)} p99 ${ms(round.p99)} ms ` +
+        `(${round.latencyRequests} each, in ${s.blocks} alternating blocks), ` +
+        `c=${connections} ${round.rps.toFixed(1)} req/s (${round.throughputRequests} req)` +
+        (round.failures ? `, ${round.failures} FAILED` : ''),
+    );
+  }
+  return figures;
+}
+
+interface MemoryResult {
+  requests: number;
+  connections: number;
+  marks: { requests: number; totalMiB: number; serverMiB: number; workersMiB: number }[];
+  samples: MemorySample[];
+  failures: number;
+  rps: number;
+}
+
+/** RSS of server + workers while sending `requests` W2 requests to a freshly started service. */
+async function measureMemory(w2: Workload, requests: number, cores: number): Promise<MemoryResult> {
+  const service = await startBenchService(cores);
+  try {
+    const pid = service.process.pid!;
+    const samples: MemorySample[] = [sampleMemory(pid, 0)];
+    let count = 0;
+    const timer = setInterval(() => samples.push(sampleMemory(pid, count)), 200);
+    const connections = 2 * cores;
+    const run = await sendLoad({
+      url: service.url,
+      body: w2.body,
+      connections,
+      requests,
+      onResponse: (n) => {
+        count = n;
+        if (n % Math.max(1, Math.round(requests / 10)) === 0) log(`  memory: ${n} requests, ${sampleMemory(pid, n).totalMiB.toFixed(0)} MiB`);
+      },
+    });
+    clearInterval(timer);
+    samples.push(sampleMemory(pid, count));
+    // The figure at a mark: the median of the samples taken over the last tenth of the requests before it,
+    // since a worker's memory rises and falls with each compile.
+    const marks = [0.1, 0.5, 1].map((f) => {
+      const mark = Math.round(requests * f);
+      const window = samples.filter((x) => x.requests > mark * 0.9 && x.requests <= mark);
+      const pick = (k: 'totalMiB' | 'serverMiB' | 'workersMiB') => median(window.map((x) => x[k]));
+      return { requests: mark, totalMiB: pick('totalMiB'), serverMiB: pick('serverMiB'), workersMiB: pick('workersMiB') };
+    });
+    return { requests, connections, marks, samples, failures: run.failures, rps: steadyRate(run) };
+  } finally {
+    await service.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const s = settings(process.argv.slice(2));
+  const cores = os.availableParallelism();
+  const list = workloads();
+  const machine = {
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    cores,
+    memoryGiB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+    loadavgAtStart: loadavg(),
+  };
+  log(`bench (${s.mode}): ${cores} cores, ${s.rounds} rounds, load average ${machine.loadavgAtStart.join(' ')}`);
+
+  // A short first pass sizes every later measurement to about the same time per workload.
+  const floor = await FloorProcess.start();
+  const floorEstimate = new Map<string, number>();
+  const pages = new Map<string, { pages: number; pdfBytes: number }>();
+  const service = await startBenchService(cores);
+  const rounds: Map<string, RoundFigures>[] = [];
+  const loadDuringRounds: number[][] = [];
+  try {
+    for (const w of list) {
+      const answer = await floor.measure(w.id, 2);
+      floorEstimate.set(w.id, median(answer.samples));
+      pages.set(w.id, { pages: answer.pages, pdfBytes: answer.pdfBytes });
+    }
+    for (let r = 0; r < s.rounds; r++) {
+      log(`round ${r + 1}/${s.rounds} (load average ${loadavg().join(' ')})`);
+      rounds.push(await measureRound(service, floor, list, floorEstimate, s, cores));
+      loadDuringRounds.push(loadavg());
+    }
+  } finally {
+    await service.stop();
+    await floor.stop();
+  }
+
+  const w2 = list.find((w) => w.id === 'W2')!;
+  log(`memory: ${s.memoryRequests} W2 requests on a fresh service (load average ${loadavg().join(' ')})`);
+  const memory = await measureMemory(w2, s.memoryRequests, cores);
+
+  const connections = 2 * cores;
+  const results = list.map((w) => {
+    const per = rounds.map((round) => round.get(w.id)!);
+    const pick = (k: keyof RoundFigures) => median(per.map((x) => x[k]));
+    const floorMs = pick('floorMs');
+    const p50 = pick('p50');
+    const rps = pick('rps');
+    const idealRps = (cores * 1000) / floorMs;
+    return {
+      id: w.id,
+      description: w.description,
+      bodyBytes: w.body.length,
+      ...pages.get(w.id)!,
+      floorMs,
+      p50Ms: p50,
+      p99Ms: pick('p99'),
+      p50OverFloor: p50 / floorMs,
+      p50MinusFloorMs: p50 - floorMs,
+      connections,
+      rps,
+      idealRps,
+      rpsOverIdeal: rps / idealRps,
+      failures: per.reduce((sum, x) => sum + x.failures, 0),
+      spread: { floor: spread(per.map((x) => x.floorMs)), p50: spread(per.map((x) => x.p50)), rps: spread(per.map((x) => x.rps)) },
+      rounds: per,
+    };
+  });
+  const byId = (id: string) => results.find((x) => x.id === id)!;
+  const [first, , last] = memory.marks;
+  const targets = [
+    { target: 'W1 p50 at c=1 ≤ floor + 2 ms', value: `${ms(byId('W1').p50MinusFloorMs)} ms over`, met: byId('W1').p50MinusFloorMs <= 2 },
+    { target: 'W2 p50 at c=1 ≤ 1.10 × floor', value: `${ratio(byId('W2').p50OverFloor)} ×`, met: byId('W2').p50OverFloor <= 1.1 },
+    ...results.map((x) => ({
+      target: `${x.id} req/s at c=${connections} ≥ 0.85 × cores × floor rate`,
+      value: `${ratio(x.rpsOverIdeal)} ×`,
+      met: x.rpsOverIdeal >= 0.85,
+    })),
+    {
+      target: `memory at ${last!.requests} requests ≤ 1.10 × at ${first!.requests}${s.mode === 'quick' ? ' (quick: the target is 10k vs 1k)' : ''}`,
+      value: `${ratio(last!.totalMiB / first!.totalMiB)} ×`,
+      met: last!.totalMiB <= 1.1 * first!.totalMiB,
+    },
+    { target: 'W4 answered in under 1 s (p99 at c=1)', value: `${ms(byId('W4').p99Ms)} ms`, met: byId('W4').p99Ms < 1000 },
+  ];
+  const output = {
+    date: new Date().toISOString(),
+    mode: s.mode,
+    machine: { ...machine, loadavgDuringRounds: loadDuringRounds, loadavgAtEnd: loadavg() },
+    settings: s,
+    workloads: results,
+    memory: { ...memory, samples: memory.samples.filter((_, i) => i % 5 === 0) },
+    targets,
+  };
+  writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
+
+  const text = [
+    `Machine: ${machine.cpu}, ${cores} cores, ${machine.memoryGiB} GiB, ${machine.os}, Node.js ${machine.node}`,
+    `Mode: ${s.mode}; figures are medians over ${s.rounds} rounds; load average at start ${machine.loadavgAtStart.join(' ')}, at end ${output.machine.loadavgAtEnd.join(' ')}`,
+    '',
+    table(
+      ['', 'pages', 'body', 'floor ms', 'c=1 p50 ms', 'c=1 p99 ms', 'p50 / floor', 'p50 − floor ms', `c=${connections} req/s`, 'cores × floor rate', 'ratio', 'spread (floor, p50, req/s)'],
+      results.map((x) => [
+        `${x.id} ${x.description}`,
+        x.pages,
+        x.bodyBytes >= 1e6 ? `${(x.bodyBytes / 2 ** 20).toFixed(1)} MiB` : `${(x.bodyBytes / 1024).toFixed(0)} KiB`,
+        ms(x.floorMs),
+        ms(x.p50Ms),
+        ms(x.p99Ms),
+        ratio(x.p50OverFloor),
+        ms(x.p50MinusFloorMs),
+        x.rps.toFixed(1),
+        x.idealRps.toFixed(1),
+        ratio(x.rpsOverIdeal),
+        `${pct(x.spread.floor)}, ${pct(x.spread.p50)}, ${pct(x.spread.rps)}`,
+      ]),
+    ),
+    '',
+    `Memory (RSS of server + workers, W2 at c=${memory.connections}, ${memory.rps.toFixed(1)} req/s, WORKER_MAX_JOBS as default):`,
+    '',
+    table(
+      ['requests', 'total MiB', 'server MiB', 'workers MiB'],
+      memory.marks.map((m) => [m.requests, m.totalMiB.toFixed(0), m.serverMiB.toFixed(0), m.workersMiB.toFixed(0)]),
+    ),
+    '',
+    table(['target', 'measured', 'met'], targets.map((t) => [t.target, t.value, t.met ? 'yes' : 'NO'])),
+    '',
+    `Written to ${RESULTS}`,
+  ].join('\n');
+  process.stdout.write(`${text}\n`);
+  const failures = results.reduce((sum, x) => sum + x.failures, 0) + memory.failures;
+  if (failures > 0) {
+    process.stderr.write(`${failures} requests failed\n`);
+    process.exitCode = 1;
+  }
+}
+
+await main();
