@@ -99,7 +99,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
         maxRetryWaitMs: maxWaitSeconds * 1000,
         onRetry: ({ status, message, waitMs, attempt, maxAttempts }) =>
           process.stderr.write(
-            `${NAME}: ${status} ${message} Retrying in ${(waitMs / 1000).toFixed(1)} s (attempt ${attempt} of ${maxAttempts}).\n`,
+            `${NAME}: ${status} ${message} (retrying in ${(waitMs / 1000).toFixed(1)} s, attempt ${attempt} of ${maxAttempts})\n`,
           ),
       },
     );
