@@ -1,0 +1,165 @@
+#!/usr/bin/env node
+/**
+ * typst-pdf: the command-line client of the Typst PDF service.
+ *
+ *   typst-pdf render --template letter.typ --data letter.json --out letter.pdf
+ *
+ * The service's URL and API key come from --url / --api-key or from
+ * TYPST_PDF_URL / TYPST_PDF_API_KEY. On failure it prints the service's
+ * message (with the template line it names) and exits non-zero.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename, extname } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULT_MAX_RETRY_WAIT_MS, DEFAULT_RETRIES, DEFAULT_URL, TypstPdfError, generatePdf } from '../client/index.js';
+import { templateExcerpt } from './template-excerpt.js';
+
+const NAME = 'typst-pdf';
+
+/** Exit codes: the service refused or could not be reached (1), the command line or a local file is wrong (2). */
+const EXIT_FAILED = 1;
+const EXIT_USAGE = 2;
+
+const USAGE = `Usage: ${NAME} render --template FILE [--data FILE] [--out FILE] [options]
+
+Renders a Typst template with JSON data through the Typst PDF service.
+
+  --template FILE    Typst template to render (required)
+  --data FILE        JSON file with the data object (default: {}); - reads standard input
+  --out FILE         where to write the PDF (default: the template's name with .pdf); - writes standard output
+  --url URL          service URL (default: $TYPST_PDF_URL, else ${DEFAULT_URL})
+  --api-key KEY      API key (default: $TYPST_PDF_API_KEY; prefer the variable, flags are visible to other users)
+  --retries N        retries of a 429 or 503 answer (default: ${DEFAULT_RETRIES})
+  --max-wait SECONDS most time spent waiting between retries, in total (default: ${DEFAULT_MAX_RETRY_WAIT_MS / 1000})
+  --quiet            print nothing on success
+  -h, --help         show this help
+  -v, --version      show the version
+
+Exit status: 0 on success, ${EXIT_FAILED} when the service refused the request or could not be reached, ${EXIT_USAGE} for a wrong command line or an unreadable local file.`;
+
+class UsageError extends Error {}
+
+async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        template: { type: 'string', short: 't' },
+        data: { type: 'string', short: 'd' },
+        out: { type: 'string', short: 'o' },
+        url: { type: 'string' },
+        'api-key': { type: 'string' },
+        retries: { type: 'string' },
+        'max-wait': { type: 'string' },
+        quiet: { type: 'boolean', short: 'q' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
+  } catch (error) {
+    return usageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (values.version) {
+    process.stdout.write(`${NAME} ${packageVersion()}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1 || positionals[0] !== 'render') {
+    return usageError(positionals.length === 0 ? 'missing command (render)' : `unknown command: ${positionals.join(' ')}`);
+  }
+
+  let template: string;
+  let data: Record<string, unknown>;
+  let retries: number;
+  let maxWaitSeconds: number;
+  try {
+    if (!values.template) throw new UsageError('--template is required');
+    template = readText(values.template);
+    data = values.data === undefined ? {} : readData(values.data);
+    retries = wholeNumber('--retries', values.retries, DEFAULT_RETRIES);
+    maxWaitSeconds = wholeNumber('--max-wait', values['max-wait'], DEFAULT_MAX_RETRY_WAIT_MS / 1000);
+  } catch (error) {
+    return usageError((error as Error).message);
+  }
+  const out = values.out ?? `${basename(values.template, extname(values.template))}.pdf`;
+
+  try {
+    const pdf = await generatePdf(
+      { data, template },
+      {
+        url: values.url ?? (env.TYPST_PDF_URL || DEFAULT_URL),
+        apiKey: values['api-key'] ?? env.TYPST_PDF_API_KEY,
+        retries,
+        maxRetryWaitMs: maxWaitSeconds * 1000,
+        onRetry: ({ status, message, waitMs, attempt, maxAttempts }) =>
+          process.stderr.write(
+            `${NAME}: ${status} ${message} (retrying in ${(waitMs / 1000).toFixed(1)} s, attempt ${attempt} of ${maxAttempts})\n`,
+          ),
+      },
+    );
+    if (out === '-') process.stdout.write(pdf);
+    else writeFileSync(out, pdf);
+    if (!values.quiet && out !== '-') process.stderr.write(`${NAME}: wrote ${out} (${pdf.byteLength} bytes)\n`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof TypstPdfError)) {
+      process.stderr.write(`${NAME}: ${(error as Error).message}\n`);
+      return EXIT_USAGE; // writing the output file failed
+    }
+    const status = error.status === 0 ? '' : `${error.status} `;
+    process.stderr.write(`${NAME}: ${status}${error.message}\n`);
+    const excerpt = templateExcerpt(error.message, template);
+    if (excerpt) process.stderr.write(`${excerpt}\n`);
+    if (error.retryAfterSeconds !== undefined && (error.status === 429 || error.status === 503)) {
+      process.stderr.write(`${NAME}: the service asks to retry after ${error.retryAfterSeconds} s\n`);
+    }
+    return EXIT_FAILED;
+  }
+}
+
+function usageError(message: string): number {
+  process.stderr.write(`${NAME}: ${message}\nRun '${NAME} --help' for usage.\n`);
+  return EXIT_USAGE;
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+function readData(file: string): Record<string, unknown> {
+  const text = readText(file);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new UsageError(`${file} must hold a JSON object (the template's data)`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function wholeNumber(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} must be a whole number, got "${value}"`);
+  return Number(value);
+}
+
+function packageVersion(): string {
+  // dist/src/cli/typst-pdf.js -> package.json at the package root.
+  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,121 @@
+/**
+ * A small client for the Typst PDF service: `generatePdf({ data, template })`
+ * sends one generate request and resolves to the PDF bytes. Answers 429 (rate
+ * limited) and 503 (busy) are retried after the wait the service asks for,
+ * within a bounded number of attempts and a bounded total wait; every other
+ * failure rejects with a TypstPdfError carrying the status and the service's
+ * message. Uses the global fetch of Node 20 or later (or the one given).
+ */
+import { TypstPdfError, errorFromResponse } from './errors.js';
+import { RETRYABLE_STATUSES, retryWaitMs } from './retry-wait.js';
+
+export { TypstPdfError } from './errors.js';
+export { retryWaitMs } from './retry-wait.js';
+
+export interface GenerateRequest {
+  /** Exposed to the template as the Typst dictionary `data`. */
+  data: Record<string, unknown>;
+  /** Typst markup. */
+  template: string;
+}
+
+export interface RetryInfo {
+  /** Status that is being retried (429 or 503). */
+  status: number;
+  /** The service's message. */
+  message: string;
+  /** How long the client waits before the next attempt. */
+  waitMs: number;
+  /** Number of the next attempt (2 for the first retry). */
+  attempt: number;
+  /** Highest number of attempts. */
+  maxAttempts: number;
+}
+
+export interface ClientOptions {
+  /** Base URL of the service. Default: http://localhost:3000 */
+  url?: string;
+  /** API key, sent as `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  /** How many times a 429 or 503 is retried (0 turns retrying off). Default: 2, so at most 3 attempts. */
+  retries?: number;
+  /** Most time spent waiting between attempts, in total, in milliseconds. Default: 30000. */
+  maxRetryWaitMs?: number;
+  /** Time limit of each attempt, in milliseconds. Default: 60000. */
+  timeoutMs?: number;
+  /** Cancels the request and any wait before a retry. */
+  signal?: AbortSignal;
+  /** Called before each wait for a retry (for example to print a notice). */
+  onRetry?: (info: RetryInfo) => void;
+  /** fetch implementation to use. Default: the global fetch. */
+  fetch?: typeof fetch;
+}
+
+export const DEFAULT_URL = 'http://localhost:3000';
+export const DEFAULT_RETRIES = 2;
+export const DEFAULT_MAX_RETRY_WAIT_MS = 30_000;
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+/** Renders `template` with `data`; resolves to the PDF bytes. */
+export async function generatePdf(request: GenerateRequest, options: ClientOptions = {}): Promise<Uint8Array> {
+  const endpoint = new URL('v1/pdf/generate', withTrailingSlash(options.url ?? DEFAULT_URL));
+  const retries = Math.max(0, Math.floor(options.retries ?? DEFAULT_RETRIES));
+  const maxAttempts = retries + 1;
+  let waitBudgetMs = Math.max(0, options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS);
+  const doFetch = options.fetch ?? fetch;
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/pdf' };
+  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  const body = JSON.stringify({ data: request.data, template: request.template });
+
+  for (let attempt = 1; ; attempt++) {
+    const signals = [AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS)];
+    if (options.signal) signals.push(options.signal);
+    let response: Response;
+    try {
+      response = await doFetch(endpoint, { method: 'POST', headers, body, signal: AbortSignal.any(signals) });
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      throw new TypstPdfError(0, `Could not reach ${endpoint.origin}: ${describe(error)}`, undefined, undefined, {
+        cause: error,
+      });
+    }
+    if (response.ok) return new Uint8Array(await response.arrayBuffer());
+
+    const waitMs = retryWaitMs(response.headers);
+    const error = await errorFromResponse(response);
+    // Give up when the status is not worth retrying, the attempts are used
+    // up, or the wait asked for does not fit in what is left of the budget.
+    if (!RETRYABLE_STATUSES.has(response.status) || attempt >= maxAttempts || waitMs > waitBudgetMs) throw error;
+    waitBudgetMs -= waitMs;
+    options.onRetry?.({ status: error.status, message: error.message, waitMs, attempt: attempt + 1, maxAttempts });
+    await sleep(waitMs, options.signal);
+  }
+}
+
+function withTrailingSlash(url: string): string {
+  return url.endsWith('/') ? url : `${url}/`;
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if (error.name === 'TimeoutError') return 'no answer within the time limit';
+    return cause?.code ?? cause?.message ?? error.message;
+  }
+  return String(error);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

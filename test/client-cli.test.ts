@@ -1,0 +1,239 @@
+/**
+ * The clients against a real service: the typst-pdf command line (success,
+ * the service's error with the template line, usage errors, a 429 retried
+ * after Retry-After) and the TypeScript module imported by the package name
+ * (bytes, typed errors, a 503 retried), plus the wait computed from headers.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+// Imported by the package's own name, as another project would (package.json "exports").
+import { TypstPdfError, generatePdf, retryWaitMs, type RetryInfo } from 'typst-pdf-service';
+import { parsePdf } from './support/pdf.js';
+import { generate, readiness, startService, TEST_KEY, type Service } from './support/service.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+const CLI = join(ROOT, manifest.bin['typst-pdf']!);
+const EXAMPLES = join(ROOT, 'examples');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000, encoding: 'utf8' },
+      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'typst-pdf-cli-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('typst-pdf command line', () => {
+  let service: Service;
+  before(async () => {
+    service = await startService({ WORKERS: '1' });
+  });
+  after(async () => {
+    await service?.stop();
+  });
+
+  it('is the package\'s "typst-pdf" bin, a node script', () => {
+    assert.ok(readFileSync(CLI, 'utf8').startsWith('#!/usr/bin/env node\n'));
+  });
+
+  it('renders the letter example, with URL and key from the environment, and writes a valid PDF', async () => {
+    const out = join(dir, 'letter.pdf');
+    const run = await runCli(
+      ['render', '--template', join(EXAMPLES, 'letter.typ'), '--data', join(EXAMPLES, 'letter.json'), '--out', out],
+      { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /wrote .*letter\.pdf \(\d+ bytes\)/);
+    const bytes = readFileSync(out);
+    assert.equal(bytes.subarray(0, 5).toString(), '%PDF-');
+    const pdf = await parsePdf(bytes);
+    assert.equal(pdf.pages, 1);
+    assert.ok(pdf.fonts.includes('Tinos-Regular'));
+  });
+
+  it('prints the service\'s syntax error with the line it names, exits 1 and writes nothing', async () => {
+    const template = join(dir, 'broken.typ');
+    writeFileSync(template, '= Invoice\n\nTotal: #data.total\n#let items = (1, 2\n');
+    const out = join(dir, 'broken.pdf');
+    const run = await runCli(['render', '--template', template, '--out', out, '--url', service.url, '--api-key', TEST_KEY]);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /^typst-pdf: 400 Invalid Typst syntax on line 4, column \d+: /m);
+    assert.ok(run.stderr.includes('4 | #let items = (1, 2\n'), run.stderr);
+    assert.ok(!existsSync(out));
+  });
+
+  it('prints the service\'s message for a wrong key and exits 1', async () => {
+    const run = await runCli(['render', '--template', join(EXAMPLES, 'letter.typ'), '--out', join(dir, 'x.pdf')], {
+      TYPST_PDF_URL: service.url,
+      TYPST_PDF_API_KEY: 'not-a-key',
+    });
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /^typst-pdf: 401 Missing or invalid API Key$/m);
+  });
+
+  it('says so when the service cannot be reached, exit 1', async () => {
+    // A loopback port that was free a moment ago: nothing listens there.
+    const server = createServer().listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    const url = `http://127.0.0.1:${port}`;
+    const run = await runCli(['render', '--template', join(EXAMPLES, 'letter.typ'), '--url', url, '--out', join(dir, 'y.pdf')]);
+    assert.equal(run.code, 1);
+    assert.equal(run.stderr, `typst-pdf: Could not reach ${url}: ECONNREFUSED\n`);
+  });
+
+  it('refuses a wrong command line with exit 2, and answers --help and --version', async () => {
+    for (const args of [[], ['render'], ['draw', '--template', 'a.typ'], ['render', '--template', 'missing.typ'], ['render', '--bogus']]) {
+      const run = await runCli(args);
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, /^typst-pdf: .+\nRun 'typst-pdf --help' for usage\.\n$/);
+    }
+    const notObject = join(dir, 'list.json');
+    writeFileSync(notObject, '[1, 2]');
+    const run = await runCli(['render', '--template', join(EXAMPLES, 'letter.typ'), '--data', notObject]);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /must hold a JSON object/);
+    const help = await runCli(['--help']);
+    assert.equal(help.code, 0);
+    for (const flag of ['--template', '--data', '--out', '--url', '--api-key', '--retries', '--max-wait', 'TYPST_PDF_URL', 'TYPST_PDF_API_KEY']) {
+      assert.ok(help.stdout.includes(flag), flag);
+    }
+    assert.match((await runCli(['--version'])).stdout, /^typst-pdf \d+\.\d+\.\d+\n$/);
+  });
+});
+
+describe('typst-pdf retries a 429', () => {
+  let service: Service;
+  // One request per 3-second window: long enough that the command below
+  // certainly starts inside the window the first request used up.
+  before(async () => {
+    service = await startService({ WORKERS: '1', RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_WINDOW_MS: '3000' });
+  });
+  after(async () => {
+    await service?.stop();
+  });
+
+  async function useUpTheWindow() {
+    for (let i = 0; i < 3; i++) {
+      const res = await generate(service, { data: {}, template: 'x' });
+      await res.arrayBuffer();
+      if (res.status === 429) return;
+    }
+    assert.fail('no 429 after 3 requests with a limit of 1');
+  }
+
+  it('waits as Retry-After says, then succeeds', async () => {
+    await useUpTheWindow();
+    const out = join(dir, 'retried.pdf');
+    const run = await runCli(['render', '--template', join(EXAMPLES, 'report.typ'), '--data', join(EXAMPLES, 'report.json'), '--out', out], {
+      TYPST_PDF_URL: service.url,
+      TYPST_PDF_API_KEY: TEST_KEY,
+    });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /^typst-pdf: 429 Rate limit exceeded \(retrying in [1-3]\.0 s, attempt 2 of 3\)$/m);
+    assert.equal((await parsePdf(readFileSync(out))).pages, 1);
+  });
+
+  it('gives up at once when the wait does not fit in --max-wait, with the 429 message, exit 1', async () => {
+    await useUpTheWindow();
+    const run = await runCli(['render', '--template', join(EXAMPLES, 'report.typ'), '--max-wait', '0', '--out', join(dir, 'z.pdf')], {
+      TYPST_PDF_URL: service.url,
+      TYPST_PDF_API_KEY: TEST_KEY,
+    });
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /^typst-pdf: 429 Rate limit exceeded$/m);
+    assert.match(run.stderr, /retry after [1-3] s/);
+    assert.ok(!run.stderr.includes('retrying'));
+  });
+});
+
+describe('TypeScript client', () => {
+  let service: Service;
+  before(async () => {
+    // One worker and no queue: while it compiles, other requests get 503.
+    service = await startService({ WORKERS: '1', QUEUE_LIMIT: '0' });
+  });
+  after(async () => {
+    await service?.stop();
+  });
+
+  it('resolves to the PDF bytes', async () => {
+    const bytes = await generatePdf({ data: { name: 'World' }, template: '= Hello #data.name' }, { url: service.url, apiKey: TEST_KEY });
+    assert.ok(bytes instanceof Uint8Array);
+    assert.ok((await parsePdf(bytes)).text[0]!.includes('Hello World'));
+  });
+
+  it('rejects with a TypstPdfError carrying the status and the service\'s message', async () => {
+    await assert.rejects(
+      generatePdf({ data: {}, template: '#data.missing' }, { url: service.url, apiKey: TEST_KEY }),
+      (error: unknown) => {
+        assert.ok(error instanceof TypstPdfError);
+        assert.equal(error.status, 400);
+        assert.match(error.message, /^Typst error on line 1, column 7: dictionary does not contain key "missing"/);
+        assert.ok(error.requestId);
+        return true;
+      },
+    );
+    await assert.rejects(generatePdf({ data: {}, template: 'x' }, { url: service.url, apiKey: 'wrong' }), {
+      name: 'TypstPdfError',
+      status: 401,
+      message: 'Missing or invalid API Key',
+    });
+  });
+
+  it('retries a 503 after Retry-After until the worker is free', async () => {
+    // A compile that keeps the only worker busy for about a second.
+    const busy = generate(service, { data: {}, template: '#let n = 0\n#for i in range(2000000) { n += 1 }\n#n' });
+    for (let i = 0; (await readiness(service)).busy !== 1; i++) {
+      assert.ok(i < 200, 'the busy compile did not start');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const retries: RetryInfo[] = [];
+    const bytes = await generatePdf(
+      { data: {}, template: 'after the wait' },
+      { url: service.url, apiKey: TEST_KEY, retries: 8, maxRetryWaitMs: 20_000, onRetry: (info) => retries.push(info) },
+    );
+    assert.ok((await parsePdf(bytes)).text[0]!.includes('after the wait'));
+    assert.ok(retries.length >= 1);
+    assert.deepEqual(retries[0], {
+      status: 503,
+      message: 'Service temporarily unavailable. Please try again later.',
+      waitMs: 1000,
+      attempt: 2,
+      maxAttempts: 9,
+    });
+    assert.equal((await busy).status, 200);
+  });
+});
+
+describe('retry wait from headers', () => {
+  const now = Date.UTC(2024, 9, 7, 12, 0, 0);
+  it('takes Retry-After in seconds or as a date, else X-RateLimit-Reset, else one second', () => {
+    assert.equal(retryWaitMs(new Headers({ 'retry-after': '3' }), now), 3000);
+    assert.equal(retryWaitMs(new Headers({ 'retry-after': new Date(now + 5000).toUTCString() }), now), 5000);
+    assert.equal(retryWaitMs(new Headers({ 'x-ratelimit-reset': String(now / 1000 + 7) }), now), 7000);
+    assert.equal(retryWaitMs(new Headers({ 'retry-after': '2', 'x-ratelimit-reset': String(now / 1000 + 7) }), now), 2000);
+    assert.equal(retryWaitMs(new Headers(), now), 1000);
+  });
+});
