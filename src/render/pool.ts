@@ -118,20 +118,25 @@ export class RenderPool extends EventEmitter {
     return new Promise<RenderResult>((resolve, reject) => {
       const pending: Pending = { input, resolve, reject, signal };
       if (idle) return this.run(idle, pending);
-      pending.queueTimer = setTimeout(() => {
-        this.unqueue(pending);
-        reject(new PoolUnavailableError('queue_timeout'));
-      }, this.options.queueTimeoutMs);
-      if (signal) {
-        // The client went away while waiting: drop the job, it was never started.
-        pending.onAbort = () => {
-          this.unqueue(pending);
-          reject(new PoolUnavailableError('client_gone'));
-        };
-        signal.addEventListener('abort', pending.onAbort, { once: true });
-      }
-      this.queue.push(pending);
+      this.enqueue(pending, 'back');
     });
+  }
+
+  /** Queues a job with its queue deadline; a client that goes away while it waits drops it. */
+  private enqueue(pending: Pending, end: 'front' | 'back'): void {
+    pending.queueTimer = setTimeout(() => {
+      this.unqueue(pending);
+      pending.reject(new PoolUnavailableError('queue_timeout'));
+    }, this.options.queueTimeoutMs);
+    if (pending.signal) {
+      pending.onAbort = () => {
+        this.unqueue(pending);
+        pending.reject(new PoolUnavailableError('client_gone'));
+      };
+      pending.signal.addEventListener('abort', pending.onAbort, { once: true });
+    }
+    if (end === 'front') this.queue.unshift(pending);
+    else this.queue.push(pending);
   }
 
   stats(): PoolStats {
@@ -330,19 +335,7 @@ export class RenderPool extends EventEmitter {
   private requeue(running: Running): void {
     this.release(running);
     const { input, resolve, reject, signal } = running;
-    const pending: Pending = { input, resolve, reject, signal };
-    pending.queueTimer = setTimeout(() => {
-      this.unqueue(pending);
-      reject(new PoolUnavailableError('queue_timeout'));
-    }, this.options.queueTimeoutMs);
-    if (signal) {
-      pending.onAbort = () => {
-        this.unqueue(pending);
-        reject(new PoolUnavailableError('shutting_down'));
-      };
-      signal.addEventListener('abort', pending.onAbort, { once: true });
-    }
-    this.queue.unshift(pending);
+    this.enqueue({ input, resolve, reject, signal }, 'front');
   }
 
   private unqueue(pending: Pending): void {
