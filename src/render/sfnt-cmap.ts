@@ -101,7 +101,7 @@ interface Segment {
   start: number;
   end: number;
   /** Glyph ids when they do not follow the code points with one delta. */
-  glyphs: number[] | null;
+  glyphs: Uint16Array | null;
   delta: number;
 }
 
@@ -109,48 +109,42 @@ interface Segment {
 const MIN_DELTA_SEGMENT = 4;
 
 /**
- * Splits one run of consecutive code points into segments: stretches whose
- * glyph ids run in step with the code points (one idDelta) become delta
- * segments, what lies between them goes through glyphIdArray.
- */
-function segmentRun(run: number[], glyphs: number[]): Segment[] {
-  const deltaAt = (k: number) => (glyphs[k]! - run[k]!) & 0xffff;
-  const segments: Segment[] = [];
-  let pending = -1; // start index of code points waiting for an array segment
-  const flush = (upTo: number) => {
-    if (pending < 0) return;
-    segments.push({ start: run[pending]!, end: run[upTo - 1]!, glyphs: glyphs.slice(pending, upTo), delta: 0 });
-    pending = -1;
-  };
-  for (let k = 0; k < run.length; ) {
-    let m = k;
-    while (m + 1 < run.length && deltaAt(m + 1) === deltaAt(k)) m++;
-    const whole = k === 0 && m === run.length - 1;
-    if (whole || m - k + 1 >= MIN_DELTA_SEGMENT) {
-      flush(k);
-      segments.push({ start: run[k]!, end: run[m]!, glyphs: null, delta: deltaAt(k) });
-    } else if (pending < 0) {
-      pending = k;
-    }
-    k = m + 1;
-  }
-  flush(run.length);
-  return segments;
-}
-
-/**
- * Encodes a BMP map as format 4 (see segmentRun). Code points above U+FFFE
- * are ignored: U+FFFF is reserved for the closing segment.
+ * Encodes a BMP map as format 4. Within each run of consecutive code points,
+ * stretches whose glyph ids run in step with the code points (one idDelta)
+ * become delta segments and what lies between them goes through
+ * glyphIdArray. Code points above U+FFFE are ignored: U+FFFF is reserved for
+ * the closing segment. Written as flat loops over typed arrays: this runs
+ * once per font at worker start, before the code is optimised.
  */
 export function encodeFormat4(map: CodepointMap, language: number): Buffer {
-  const codes = [...map.keys()].filter((c) => c < 0xffff).sort((a, b) => a - b);
+  const codes = Uint32Array.from(map.keys())
+    .filter((c) => c < 0xffff)
+    .sort(); // typed arrays sort numerically
+  const n = codes.length;
+  const glyphs = new Uint16Array(n);
+  for (let i = 0; i < n; i++) glyphs[i] = map.get(codes[i]!)!;
+
   const segments: Segment[] = [];
-  for (let i = 0; i < codes.length; ) {
-    let j = i;
-    while (j + 1 < codes.length && codes[j + 1] === codes[j]! + 1) j++;
-    const run = codes.slice(i, j + 1);
-    segments.push(...segmentRun(run, run.map((c) => map.get(c)!)));
-    i = j + 1;
+  let pending = -1; // first index waiting for a glyphIdArray segment
+  const flush = (upTo: number): void => {
+    if (pending < 0) return;
+    segments.push({ start: codes[pending]!, end: codes[upTo - 1]!, glyphs: glyphs.slice(pending, upTo), delta: 0 });
+    pending = -1;
+  };
+  for (let i = 0; i < n; ) {
+    const delta = (glyphs[i]! - codes[i]!) & 0xffff;
+    let m = i + 1;
+    while (m < n && codes[m] === codes[m - 1]! + 1 && ((glyphs[m]! - codes[m]!) & 0xffff) === delta) m++;
+    const runStarts = i === 0 || codes[i] !== codes[i - 1]! + 1;
+    const runEnds = m === n || codes[m] !== codes[m - 1]! + 1;
+    if (m - i >= MIN_DELTA_SEGMENT || (runStarts && runEnds)) {
+      flush(i);
+      segments.push({ start: codes[i]!, end: codes[m - 1]!, glyphs: null, delta });
+    } else if (pending < 0) {
+      pending = i;
+    }
+    if (runEnds) flush(m);
+    i = m;
   }
   segments.push({ start: 0xffff, end: 0xffff, glyphs: null, delta: 1 });
 
@@ -256,14 +250,42 @@ export function readUnicodeMap(font: Buffer): CodepointMap {
   return decodeSubtable(best)!;
 }
 
+/** Glyph of one code point (0 if unmapped), without decoding the whole subtable. */
+function lookup(sub: Buffer, code: number): number {
+  const format = sub.readUInt16BE(0);
+  if (format === 12) {
+    for (let i = 0, groups = sub.readUInt32BE(12); i < groups; i++) {
+      const at = 16 + i * 12;
+      if (code >= sub.readUInt32BE(at) && code <= sub.readUInt32BE(at + 4)) {
+        return sub.readUInt32BE(at + 8) + (code - sub.readUInt32BE(at));
+      }
+    }
+    return 0;
+  }
+  if (format !== 4) return 0;
+  const segCount = sub.readUInt16BE(6) / 2;
+  for (let i = 0; i < segCount; i++) {
+    if (sub.readUInt16BE(14 + i * 2) < code) continue; // endCode below the code point
+    const start = sub.readUInt16BE(16 + segCount * 2 + i * 2);
+    if (start > code) return 0;
+    const delta = sub.readUInt16BE(16 + segCount * 4 + i * 2);
+    const rangeAt = 16 + segCount * 6 + i * 2;
+    const rangeOffset = sub.readUInt16BE(rangeAt);
+    if (rangeOffset === 0) return (code + delta) & 0xffff;
+    const glyph = sub.readUInt16BE(rangeAt + rangeOffset + (code - start) * 2);
+    return glyph === 0 ? 0 : (glyph + delta) & 0xffff;
+  }
+  return 0;
+}
+
 /** Whether any format 4/12 subtable maps U+00AD and U+002D to one glyph. */
 export function softHyphenSharesHyphenGlyph(font: Buffer): boolean {
   const cmap = getTable(font, 'cmap');
   if (!cmap) return false;
   return readEncodingRecords(cmap).some((r) => {
-    const map = decodeSubtable(subtableAt(cmap, r.offset));
-    const glyph = map?.get(SOFT_HYPHEN);
-    return glyph !== undefined && glyph === map!.get(HYPHEN_MINUS);
+    const sub = cmap.subarray(r.offset);
+    const glyph = lookup(sub, SOFT_HYPHEN);
+    return glyph !== 0 && glyph === lookup(sub, HYPHEN_MINUS);
   });
 }
 
