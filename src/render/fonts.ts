@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { BUNDLED_FAMILIES, TYPST_EMBEDDED_FAMILIES, type FontStyle } from './font-manifest.js';
+import { unmapSharedSoftHyphen } from './sfnt-cmap.js';
 import { getFamilyName, getTable, renameFamily } from './sfnt-name.js';
 
 export type { FontStyle } from './font-manifest.js';
@@ -52,7 +53,8 @@ export function loadFontCatalog(): FontCatalog {
   const families: FontFamilyInfo[] = [];
 
   for (const def of BUNDLED_FAMILIES) {
-    const fonts = def.files.map((file) => readFileSync(require.resolve(file)));
+    // The cmap fix comes first so that the renamed copies below carry it too.
+    const fonts = def.files.map((file) => unmapSharedSoftHyphen(readFileSync(require.resolve(file))));
     for (const [i, font] of fonts.entries()) {
       const actual = getFamilyName(font);
       // Guards against a package update that renames or reshuffles files.

@@ -355,6 +355,18 @@ export function verifyChecksums(font: Buffer): string[] {
   return problems;
 }
 
+/**
+ * Returns a copy of `font` with the given tables (by tag) replaced, laid out
+ * as renameFamily does: checksums and head.checkSumAdjustment recomputed.
+ */
+export function replaceTables(font: Buffer, replaced: Map<string, Buffer>): Buffer {
+  const tables = readTableDirectory(font);
+  for (const tag of replaced.keys()) {
+    if (!tables.some((t) => t.tag === tag)) throw new Error(`font has no ${tag} table`);
+  }
+  return rebuildFont(font, tables, replaced);
+}
+
 /** Raw bytes of a table, for tests and diagnostics. */
 export function getTable(font: Buffer, tag: string): Buffer | undefined {
   return findTable(font, tag);
