@@ -67,15 +67,21 @@ function countLines(output: string, text: string): number {
 const OUTAGE = 'Redis unreachable, each instance counts on its own';
 const SHARING = 'counting in Redis, shared by all instances';
 
+/** A real Redis and two one-worker instances counting in it, once both report sharing. */
+async function startSharingPair(env: Record<string, string>): Promise<{ redis: RedisServer; a: Service; b: Service }> {
+  const redis = await RedisServer.start();
+  const all = { REDIS_URL: redis.url, WORKERS: '1', ...env };
+  const [a, b] = await Promise.all([startService(all), startService(all)]);
+  await Promise.all([waitShared(a, true), waitShared(b, true)]);
+  return { redis, a, b };
+}
+
 describe('two instances sharing one Redis', () => {
   let redis: RedisServer;
   let a: Service;
   let b: Service;
   before(async () => {
-    redis = await RedisServer.start();
-    const env = { REDIS_URL: redis.url, WORKERS: '1', QUEUE_LIMIT: '16' };
-    [a, b] = await Promise.all([startService(env), startService(env)]);
-    await Promise.all([waitShared(a, true), waitShared(b, true)]);
+    ({ redis, a, b } = await startSharingPair({ QUEUE_LIMIT: '16' }));
   });
   after(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
@@ -325,10 +331,7 @@ describe('Redis outage', () => {
   let a: Service;
   let b: Service;
   before(async () => {
-    redis = await RedisServer.start();
-    const env = { REDIS_URL: redis.url, WORKERS: '1', RATE_LIMIT_PER_MINUTE: '10' };
-    [a, b] = await Promise.all([startService(env), startService(env)]);
-    await Promise.all([waitShared(a, true), waitShared(b, true)]);
+    ({ redis, a, b } = await startSharingPair({ RATE_LIMIT_PER_MINUTE: '10' }));
   });
   after(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
