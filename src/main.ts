@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { answerCliArgs } from './cli-args.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { CoreDumpError, disableCoreDumps } from './core-dumps.js';
+import { ProcessLimitError, setProcessLimits } from './process-limits.js';
 import { KeyStore } from './http/keys.js';
 import { listenMetrics, ServiceMetrics } from './http/metrics.js';
 import { handleShutdownSignals } from './shutdown.js';
@@ -49,11 +49,11 @@ async function main(): Promise<void> {
   let config: Config;
   let keys: ReturnType<typeof loadKeys>;
   try {
-    disableCoreDumps();
+    setProcessLimits();
     config = loadConfig();
     keys = loadKeys(config);
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof CoreDumpError) fail(error.message);
+    if (error instanceof ConfigError || error instanceof ProcessLimitError) fail(error.message);
     throw error;
   }
 

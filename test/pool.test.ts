@@ -5,7 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { generate, isAlive, startService, waitReady, type Service } from './support/service.js';
+import { generate, isAlive, readiness, startService, waitReady, type Service } from './support/service.js';
+
+async function waitFor(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 /** 10^10 loop iterations: far more than 10 s, with almost no memory. */
 const RUNAWAY = '#for i in range(100000) { for j in range(100000) { } }';
@@ -105,7 +113,7 @@ describe('bounded queue', () => {
 describe('a compiler crash', () => {
   let service: Service;
   before(async () => {
-    service = await startService({ WORKERS: '1' });
+    service = await startService({ WORKERS: '1', SPARE_WORKERS: '1' });
   });
   after(async () => {
     await service.stop();
@@ -120,6 +128,18 @@ describe('a compiler crash', () => {
     await waitReady(service, 1);
     assert.equal((await generate(service, { data: {}, template: 'next' })).status, 200);
     assert.ok(!service.output().includes('overflow'), 'the panic message is not passed on');
+  });
+
+  it('puts the spare worker in the place of a crashed one at once, then starts a new spare', async () => {
+    await waitFor(async () => (await readiness(service)).spare === 1);
+    const crashed = await generate(service, { data: {}, template: '#calc.quo(-9223372036854775807 - 1, -1)' });
+    assert.equal(crashed.status, 500);
+    const right = await readiness(service);
+    assert.equal(right.ready, 1, 'a ready worker right after the crash, with no cold start');
+    const started = Date.now();
+    assert.equal((await generate(service, { data: {}, template: 'next' })).status, 200);
+    assert.ok(Date.now() - started < 1000, 'served by the spare');
+    await waitFor(async () => (await readiness(service)).spare === 1);
   });
 
   // Typst 0.11.1 panics ("slice index starts at 39 but ends at 38") when it re-parses the second of

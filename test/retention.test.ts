@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { coreLimit } from '../src/core-dumps.js';
+import { processLimit } from '../src/process-limits.js';
 import { NO_RATE_LIMIT } from './support/hostile.js';
 import { encodings, scanMemory } from './support/memory-scan.js';
 import { generate, startService, type Service } from './support/service.js';
@@ -86,6 +86,6 @@ describe('core dumps', () => {
   it('are off for the server and every worker', () => {
     const pids = [service.process.pid!, ...service.workerPids()];
     assert.ok(pids.length >= 3, 'the server and its workers');
-    for (const pid of pids) assert.deepEqual(coreLimit(pid), { soft: 0, hard: 0 }, `process ${pid}`);
+    for (const pid of pids) assert.deepEqual(processLimit(pid, 'Max core file size'), { soft: 0, hard: 0 }, `process ${pid}`);
   });
 });

@@ -57,4 +57,19 @@ export const COMPUTE_CASES: HostileCase[] = [
     status: 200,
   },
   { name: '#panic', template: '#panic("stop here")', status: 400, error: /^Typst error on line 1, column 2: panicked with: "stop here"$/ },
+  // Deep nesting overflowed the default 8 MiB stack and crashed the worker; on the workers' 64 MiB
+  // stack (process-limits.ts) Typst reaches its own depth limits, or compiles them.
+  { name: '10,000 nested parentheses', template: `#${'('.repeat(10_000)}1${')'.repeat(10_000)}`, status: 200 },
+  {
+    name: 'box nested 100,000 deep',
+    template: '#let c = [x]\n#for i in range(100000) { c = box(c) }\n#c',
+    status: 400,
+    error: /^Typst error on line 2, column \d+: maximum layout depth exceeded; hint: try to reduce the amount of nesting in your layout$/,
+  },
+  {
+    name: 'emph nested 100,000 deep',
+    template: '#let c = [x]\n#for i in range(100000) { c = emph(c) }\n#c',
+    status: 400,
+    error: /^Typst error on line 2, column \d+: maximum show rule depth exceeded/,
+  },
 ];
