@@ -11,6 +11,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino';
 import { MAX_BODY_BYTES } from './config.js';
 import { authenticate } from './http/auth.js';
+import { clientErrorHandler, frameworkErrorHandler } from './http/client-errors.js';
 import { errorHandler, HttpError, sendError } from './http/errors.js';
 import { ignoreUnknownExpectations } from './http/expect.js';
 import { fontsRoute, type FontSource } from './http/fonts.js';
@@ -65,6 +66,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Requests that arrive while closing are answered by http/draining.ts, with Retry-After and the SPEC message.
     return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
 
@@ -75,6 +78,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerJsonBody(app);
   app.setErrorHandler(errorHandler(options.compileTimeoutMs));
   app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));
+  // An unknown path is answered before its body is read (Fastify would otherwise parse it first).
+  app.addHook('onRequest', async (request) => {
+    if (request.is404) throw new HttpError(404, MESSAGES.notFound);
+  });
   // Counts every /v1 request first, before auth and before the body is read.
   const rateLimitHealth = await registerRateLimit(app, { keys: options.keys, ...options.rateLimit });
 

@@ -19,6 +19,13 @@ export const MESSAGES = {
   notFound: 'Not found',
   badRequest: 'Bad request',
   bodyLengthMismatch: 'Request body length does not match Content-Length',
+  headersTooLarge: 'Request headers too large (at most 16 KiB)',
+  requestTimeout: 'The request was not received in time',
+  lengthAndChunked: 'Malformed HTTP request: Content-Length together with Transfer-Encoding',
+  invalidLength: 'Malformed HTTP request: Content-Length must be one non-negative whole number',
+  malformedHttp: 'Malformed HTTP request',
+  badUrl: 'Malformed URL',
+  lengthRequired: 'An HTTP/1.0 request with a body must declare its Content-Length',
 } as const;
 
 export function timeoutMessage(timeoutMs: number): string {
@@ -31,6 +38,11 @@ export function templateMessage(failure: TemplateFailure): string {
   if (failure.kind === 'data') return `The request's data could not be read by Typst: ${failure.message}`;
   const where = failure.line === null ? '' : ` on line ${failure.line}${failure.column === null ? '' : `, column ${failure.column}`}`;
   return failure.kind === 'syntax' ? `Invalid Typst syntax${where}: ${failure.message}` : `Typst error${where}: ${failure.message}`;
+}
+
+/** 415 for a body sent compressed (or in any encoding): the service reads JSON as it is. */
+export function unsupportedEncoding(encoding: string): string {
+  return `Content-Encoding "${encoding}" is not supported: send the JSON body uncompressed`;
 }
 
 export function packageUnavailable(spec: string): string {

@@ -46,6 +46,8 @@ export function handleShutdownSignals(parts: ShutdownParts): void {
       parts.metricsServer.close();
       parts.metricsServer.closeAllConnections();
     }
+    // Keep-alive connections with no request in flight are closed now; the others close after their answer (draining.ts).
+    app.server.closeIdleConnections();
     const closed = app.close().then(() => 'closed' as const);
     if ((await Promise.race([closed, sleep(parts.timeoutMs)])) === 'timeout') {
       logger.warn({ busy: pool.stats().busy }, 'shutdown deadline passed; ending compiles in flight');

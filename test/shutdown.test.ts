@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { generate, startService, TEST_KEY, type Service } from './support/service.js';
@@ -131,6 +132,35 @@ describe('graceful shutdown', () => {
     assert.deepEqual(await waitGone(workers, 2000), [], 'no worker outlives the server');
     assert.match(service.output(), /"msg":"shutting down"/);
     assert.match(service.output(), /"msg":"stopped"/);
+  });
+
+  it('with keep-alive clients exits as soon as the last compile in flight is answered', async () => {
+    const service = await startService({ WORKERS: '2', QUEUE_LIMIT: '16' });
+    const exited = once(service.process, 'exit');
+    // Ten clients, each on a keep-alive connection of its own, each with a compile in flight or queued.
+    const agents = Array.from({ length: 10 }, () => new Agent({ keepAlive: true, maxSockets: 1 }));
+    const post = (agent: Agent, template: string) =>
+      new Promise<number>((resolve, reject) => {
+        const body = JSON.stringify({ data: {}, template });
+        const req = request(`${service.url}/v1/pdf/generate`, {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_KEY}`, 'content-length': Buffer.byteLength(body) },
+        });
+        req.on('response', (res) => res.resume().on('end', () => resolve(res.statusCode!)));
+        req.on('error', reject);
+        req.end(body);
+      });
+    const inFlight = Promise.all(agents.map((agent, i) => post(agent, `#for i in range(300000) { }\nrequest ${i}`)));
+    await new Promise((r) => setTimeout(r, 100));
+    service.process.kill('SIGTERM');
+    assert.deepEqual(await inFlight, Array(10).fill(200));
+    const lastAnswer = Date.now();
+    const [code] = await exited;
+    for (const agent of agents) agent.destroy();
+    assert.equal(code, 0);
+    assert.ok(Date.now() - lastAnswer < 2000, `exited ${Date.now() - lastAnswer} ms after the last answer`);
+    assert.doesNotMatch(service.output(), /shutdown deadline passed/);
   });
 
   it('past SHUTDOWN_TIMEOUT_MS cuts the compile off with 503 and still exits 0', async () => {

@@ -2,7 +2,10 @@
  * While the service shuts down, requests that still reach it (on
  * connections opened before) are answered 503 with Retry-After, so a
  * client or balancer retries elsewhere. /healthz and /readyz still answer:
- * the process is alive, and readiness reports the shutdown.
+ * the process is alive, and readiness reports the shutdown. Every answer
+ * given while closing carries `Connection: close`, so a keep-alive
+ * connection ends with the request it carried and shutdown need not wait
+ * for clients to let go of it.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MESSAGES } from '../messages.js';
@@ -14,5 +17,8 @@ export function refuseWhileClosing(app: FastifyInstance, closing: () => boolean)
   app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
     if (!closing() || ALWAYS_ANSWERED.has(request.routeOptions.url ?? '')) return;
     throw new HttpError(503, MESSAGES.unavailable, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing()) reply.header('connection', 'close');
   });
 }

@@ -13,7 +13,7 @@ import { errorBody } from '../body/error-body.js';
 import { checkBody, type BodyLayout } from '../body/json-check.js';
 import { BodyIncompleteError, BodyTooLargeError, receiveBody } from '../body/receive.js';
 import { MAX_BODY_BYTES } from '../config.js';
-import { MESSAGES } from '../messages.js';
+import { MESSAGES, unsupportedEncoding } from '../messages.js';
 import { HttpError } from './errors.js';
 
 /** A generate request's body: its bytes as received and where its fields are. */
@@ -50,10 +50,24 @@ export function registerJsonBody(app: FastifyInstance): void {
   });
 }
 
-/** onRequest: 415 unless the body is declared JSON; 413 when Content-Length already says too much. */
+/** Encodings as a client may name them, shown in the answer only if they look like one. */
+const ENCODING = /^[\w.,+ -]{1,40}$/;
+
+/**
+ * onRequest, before a byte of the body is read: 415 unless the body is
+ * declared JSON, and uncompressed; 400 for an HTTP/1.0 body without a
+ * length; 413 when Content-Length already says too much.
+ */
 export async function requireJsonWithinLimit(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
   const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') throw new HttpError(415, MESSAGES.unsupportedMediaType);
+  const encoding = request.headers['content-encoding']?.trim();
+  if (encoding && encoding.toLowerCase() !== 'identity') {
+    throw new HttpError(415, unsupportedEncoding(ENCODING.test(encoding) ? encoding.toLowerCase() : 'unknown'));
+  }
+  if (request.raw.httpVersion === '1.0' && request.headers['content-length'] === undefined) {
+    throw new HttpError(400, MESSAGES.lengthRequired, { connection: 'close' });
+  }
   const length = Number(request.headers['content-length']);
   // No `Connection: close` here: Node reads and drops the unread body after the answer, while closing
   // at once would make the client's TCP stack reset the connection and many clients lose the answer.
