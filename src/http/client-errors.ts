@@ -24,6 +24,7 @@ function answerTo(error: ClientError): { status: number; message: string } {
     case 'ERR_HTTP_REQUEST_HEADERS_TIMEOUT' as string:
       return { status: 408, message: MESSAGES.requestTimeout };
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+    case 'HPE_INVALID_TRANSFER_ENCODING':
       return { status: 400, message: MESSAGES.lengthAndChunked };
     case 'HPE_INVALID_CONTENT_LENGTH':
       return { status: 400, message: MESSAGES.invalidLength };
@@ -38,6 +39,10 @@ export function clientErrorHandler(error: ClientError, socket: Socket): void {
   const raw = (error as { rawPacket?: unknown }).rawPacket;
   if (raw instanceof Uint8Array) raw.fill(0);
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // Bytes that could not be parsed after a request that is still being answered (an HTTP/1.0 body
+  // without a length, say): that answer goes out, and the connection closes after it.
+  const inFlight = (socket as Socket & { _httpMessage?: { once(event: 'finish', listener: () => void): void } })._httpMessage;
+  if (inFlight) return void inFlight.once('finish', () => socket.destroySoon());
   const { status, message } = answerTo(error);
   const body = JSON.stringify({ error: message });
   if (socket.writable) {
