@@ -1,0 +1,126 @@
+// Builds the template playground (playground/) into dist/playground/, the
+// folder the service serves at /playground. Part of `npm run build`; needs
+// only what `npm ci` installed (no network).
+//
+//   dist/playground/index.html                 the page, naming the hashed files below
+//   dist/playground/assets/app-<hash>.js       the page's code with CodeMirror and pdf.js, bundled by esbuild
+//   dist/playground/assets/app-<hash>.css      its styles
+//   dist/playground/assets/pdf.worker-<hash>.mjs  pdf.js's worker, copied as published
+//   dist/playground/examples/*                 the reference templates, data and assets of examples/
+//
+// Every text file also gets .br and .gz twins, which the service sends to
+// browsers that accept them (@fastify/static's preCompressed).
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, extname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SOURCE = join(ROOT, 'playground');
+const OUT = join(ROOT, 'dist', 'playground');
+const ASSETS = join(OUT, 'assets');
+/** Files of examples/ the page may load; anything else there (notes, scripts) is not published. */
+const EXAMPLE_FILES = /\.(typ|json|png|jpe?g|gif|svg|csv|txt)$/i;
+const COMPRESSIBLE = /\.(html|js|mjs|css|typ|json|svg|csv|txt)$/i;
+
+function contentHash(bytes) {
+  return createHash('sha256').update(bytes).digest('hex').slice(0, 10);
+}
+
+rmSync(OUT, { recursive: true, force: true });
+mkdirSync(ASSETS, { recursive: true });
+
+// pdf.js runs its parser in a worker loaded from its own URL; the published
+// minified file is used as is, under a content-hashed name.
+const workerSource = join(ROOT, 'node_modules', 'pdfjs-dist', 'build', 'pdf.worker.min.mjs');
+const workerBytes = readFileSync(workerSource);
+const workerName = `pdf.worker-${contentHash(workerBytes)}.mjs`;
+writeFileSync(join(ASSETS, workerName), workerBytes);
+
+/**
+ * CodeMirror injects its styles through the style-mod package, which writes
+ * them into a <style> element when the editor is in a document (it uses a
+ * constructed style sheet only inside shadow roots). A <style> element's text
+ * is an inline style, which the page's Content-Security-Policy refuses; a
+ * constructed sheet (CSSOM) is not governed by it. This one-line change,
+ * made while bundling, has style-mod use a constructed sheet in documents too.
+ * The build stops if a new style-mod no longer has the line.
+ */
+const constructedStyleSheets = {
+  name: 'style-mod-constructed-sheets',
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]style-mod[\\/]src[\\/]style-mod\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const line = 'if (!root.head && root.adoptedStyleSheets && win.CSSStyleSheet)';
+      if (!source.includes(line)) throw new Error(`${args.path}: the line to change is gone; check how this style-mod version mounts styles`);
+      return { contents: source.replace(line, 'if (root.adoptedStyleSheets && win.CSSStyleSheet)'), loader: 'js' };
+    });
+  },
+};
+
+const result = await build({
+  absWorkingDir: ROOT,
+  entryPoints: { app: join(SOURCE, 'src', 'main.ts'), style: join(SOURCE, 'src', 'style.css') },
+  outdir: ASSETS,
+  entryNames: '[name]-[hash]',
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  platform: 'browser',
+  target: ['chrome111', 'firefox115', 'safari16.4'],
+  sourcemap: false,
+  legalComments: 'linked',
+  metafile: true,
+  logLevel: 'warning',
+  plugins: [constructedStyleSheets],
+  define: { PDF_WORKER_URL: JSON.stringify(`/playground/assets/${workerName}`) },
+});
+
+const outputs = Object.keys(result.metafile.outputs).map((file) => basename(file));
+const script = outputs.find((name) => /^app-.*\.js$/.test(name));
+const style = outputs.find((name) => /^style-.*\.css$/.test(name));
+if (!script || !style) throw new Error(`playground build: missing output (${outputs.join(', ')})`);
+
+const html = readFileSync(join(SOURCE, 'index.html'), 'utf8')
+  .replaceAll('{{script}}', `/playground/assets/${script}`)
+  .replaceAll('{{style}}', `/playground/assets/${style}`)
+  .replaceAll('{{worker}}', `/playground/assets/${workerName}`);
+if (/\{\{\w+\}\}/.test(html)) throw new Error('playground build: index.html has an unknown placeholder');
+writeFileSync(join(OUT, 'index.html'), html);
+copyFileSync(join(SOURCE, 'favicon.svg'), join(OUT, 'favicon.svg'));
+
+const examplesOut = join(OUT, 'examples');
+mkdirSync(examplesOut, { recursive: true });
+for (const name of readdirSync(join(ROOT, 'examples'))) {
+  const from = join(ROOT, 'examples', name);
+  if (EXAMPLE_FILES.test(name) && statSync(from).isFile()) copyFileSync(from, join(examplesOut, name));
+}
+
+function walk(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)],
+  );
+}
+
+let total = 0;
+let compressed = 0;
+for (const file of walk(OUT)) {
+  const bytes = readFileSync(file);
+  total += bytes.length;
+  if (!COMPRESSIBLE.test(extname(file)) || bytes.length < 1024) {
+    compressed += bytes.length;
+    continue;
+  }
+  const br = brotliCompressSync(bytes, {
+    params: { [constants.BROTLI_PARAM_QUALITY]: 10, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length },
+  });
+  writeFileSync(`${file}.br`, br);
+  writeFileSync(`${file}.gz`, gzipSync(bytes, { level: 9 }));
+  compressed += br.length;
+}
+
+const kb = (n) => `${(n / 1024).toFixed(0)} KiB`;
+console.log(`playground: ${relative(ROOT, OUT)}/ ${kb(total)} (${kb(compressed)} brotli) — ${script}, ${style}, ${workerName}`);
