@@ -3,15 +3,16 @@
 // only what `npm ci` installed (no network).
 //
 //   dist/playground/index.html                 the page, naming the hashed files below
-//   dist/playground/assets/app-<hash>.js       the page's code with CodeMirror and pdf.js, bundled by esbuild
+//   dist/playground/assets/app-<hash>.js       the page's code with CodeMirror, bundled by esbuild
+//   dist/playground/assets/pdf-<hash>.js       pdf.js, a chunk the page imports once it runs
 //   dist/playground/assets/app-<hash>.css      its styles
 //   dist/playground/assets/pdf.worker-<hash>.mjs  pdf.js's worker, copied as published
-//   dist/playground/examples/*                 the reference templates, data and assets of examples/
+//   dist/playground/examples/*                 the files of examples/ that playground/examples.json names
 //
 // Every text file also gets .br and .gz twins, which the service sends to
 // browsers that accept them (@fastify/static's preCompressed).
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, extname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,12 +23,17 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SOURCE = join(ROOT, 'playground');
 const OUT = join(ROOT, 'dist', 'playground');
 const ASSETS = join(OUT, 'assets');
-/** Files of examples/ the page may load; anything else there (notes, scripts) is not published. */
-const EXAMPLE_FILES = /\.(typ|json|png|jpe?g|gif|svg|csv|txt)$/i;
 const COMPRESSIBLE = /\.(html|js|mjs|css|typ|json|svg|csv|txt)$/i;
 
 function contentHash(bytes) {
   return createHash('sha256').update(bytes).digest('hex').slice(0, 10);
+}
+
+const EXAMPLES = JSON.parse(readFileSync(join(SOURCE, 'examples.json'), 'utf8'));
+const DEFAULT_EXAMPLE = EXAMPLES[0];
+const exampleFiles = new Set(EXAMPLES.flatMap((row) => [row.template, row.data, ...Object.values(row.assets ?? {})]));
+for (const file of exampleFiles) {
+  if (typeof file !== 'string' || !/^[\w.-]+$/.test(file)) throw new Error(`playground/examples.json: "${file}" is not a file name in examples/`);
 }
 
 rmSync(OUT, { recursive: true, force: true });
@@ -66,6 +72,8 @@ const result = await build({
   entryPoints: { app: join(SOURCE, 'src', 'main.ts'), style: join(SOURCE, 'src', 'style.css') },
   outdir: ASSETS,
   entryNames: '[name]-[hash]',
+  chunkNames: '[name]-[hash]',
+  splitting: true,
   bundle: true,
   minify: true,
   format: 'esm',
@@ -83,8 +91,18 @@ const outputs = Object.keys(result.metafile.outputs).map((file) => basename(file
 const script = outputs.find((name) => /^app-.*\.js$/.test(name));
 const style = outputs.find((name) => /^style-.*\.css$/.test(name));
 if (!script || !style) throw new Error(`playground build: missing output (${outputs.join(', ')})`);
+// Chunks the page imports later (pdf.js) are fetched alongside the main script.
+const chunks = outputs.filter((name) => name.endsWith('.js') && name !== script);
 
+// The default example (the table's first row) is fetched while the script loads, not after it runs.
+const preload = [
+  ...chunks.map((name) => `<link rel="modulepreload" href="/playground/assets/${name}">`),
+  ...[DEFAULT_EXAMPLE.template, DEFAULT_EXAMPLE.data].map(
+    (file) => `<link rel="preload" href="/playground/examples/${encodeURIComponent(file)}" as="fetch" crossorigin="anonymous">`,
+  ),
+].join('\n  ');
 const html = readFileSync(join(SOURCE, 'index.html'), 'utf8')
+  .replaceAll('{{preload}}', preload)
   .replaceAll('{{script}}', `/playground/assets/${script}`)
   .replaceAll('{{style}}', `/playground/assets/${style}`)
   .replaceAll('{{worker}}', `/playground/assets/${workerName}`);
@@ -92,11 +110,14 @@ if (/\{\{\w+\}\}/.test(html)) throw new Error('playground build: index.html has 
 writeFileSync(join(OUT, 'index.html'), html);
 copyFileSync(join(SOURCE, 'favicon.svg'), join(OUT, 'favicon.svg'));
 
+// The examples the page offers (playground/examples.json): every file a row names must exist,
+// and those files, and only those, are published.
 const examplesOut = join(OUT, 'examples');
 mkdirSync(examplesOut, { recursive: true });
-for (const name of readdirSync(join(ROOT, 'examples'))) {
-  const from = join(ROOT, 'examples', name);
-  if (EXAMPLE_FILES.test(name) && statSync(from).isFile()) copyFileSync(from, join(examplesOut, name));
+for (const file of exampleFiles) {
+  const from = join(ROOT, 'examples', file);
+  if (!existsSync(from) || !statSync(from).isFile()) throw new Error(`playground/examples.json names examples/${file}, which does not exist`);
+  copyFileSync(from, join(examplesOut, file));
 }
 
 function walk(dir) {

@@ -132,6 +132,18 @@ export class CodeEditor {
         tabindex: '0',
         ...(options.describedBy ? { 'aria-describedby': options.describedBy } : {}),
       }),
+      EditorView.domEventHandlers({
+        beforeinput(event, view) {
+          // Typing over a selection that spans highlighted text lets Chrome's own editing try to keep the
+          // deleted text's look with inline style attributes, which the page's Content-Security-Policy
+          // refuses (and the browser logs as an error). CodeMirror makes that change itself instead.
+          if (event.inputType !== 'insertText' || event.data === null || view.composing) return false;
+          if (view.state.selection.ranges.every((range) => range.empty)) return false;
+          event.preventDefault();
+          view.dispatch(view.state.replaceSelection(event.data), { userEvent: 'input.type', scrollIntoView: true });
+          return true;
+        },
+      }),
       EditorView.updateListener.of((update) => {
         if (update.docChanged) options.onChange();
       }),

@@ -1,9 +1,17 @@
 /**
- * The examples menu. Each row names files of the repository's examples/
- * folder, which the build copies to /playground/examples/. To add an
- * example, put its files in examples/ and add a row; `assets` maps the name
- * the template uses (`#image("logo.png")`) to the file in examples/.
+ * The examples menu, from the table in playground/examples.json: one row
+ * per example, naming files of the repository's examples/ folder. The first
+ * row is the one the page opens with.
+ *
+ * To add an example, put its files in examples/ and add a row, e.g.
+ *   { "id": "invoice", "label": "Invoice (Japanese)", "template": "invoice.typ",
+ *     "data": "invoice.json", "assets": { "logo.png": "invoice-logo.png" } }
+ * `assets` maps the name the template uses (`#image("logo.png")`) to the
+ * file in examples/. The build (scripts/build-playground.mjs) checks that
+ * every file named exists and publishes those files, and only those, at
+ * /playground/examples/.
  */
+import table from '../examples.json';
 import { assetFromBlob, type Asset } from './assets.js';
 
 export interface Example {
@@ -14,10 +22,7 @@ export interface Example {
   assets?: Record<string, string>;
 }
 
-export const EXAMPLES: readonly Example[] = [
-  { id: 'report', label: 'Report (A4, table over pages)', template: 'report.typ', data: 'report.json' },
-  { id: 'letter', label: 'Business letter (US Letter)', template: 'letter.typ', data: 'letter.json' },
-];
+export const EXAMPLES: readonly Example[] = table;
 
 export const DEFAULT_EXAMPLE = EXAMPLES[0]!;
 
@@ -28,6 +33,7 @@ export interface LoadedExample {
 }
 
 async function fetchFile(name: string): Promise<Response> {
+  // The default example's files are preloaded by index.html; this fetch then takes them from the preload.
   const response = await fetch(`/playground/examples/${encodeURIComponent(name)}`);
   if (!response.ok) throw new Error(`example file ${name}: ${response.status}`);
   return response;

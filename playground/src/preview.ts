@@ -4,19 +4,29 @@
  * in whole, so the preview never mixes pages of two answers and the last
  * good one stays until a newer one is ready.
  */
-import { getDocument, GlobalWorkerOptions, PDFWorker, RenderingCancelledException, VerbosityLevel } from 'pdfjs-dist';
-import type { PDFDocumentProxy, RenderTask } from 'pdfjs-dist';
+import type { PDFDocumentProxy, PDFWorker, RenderTask } from 'pdfjs-dist';
 
 /** The worker's URL under /playground/assets/, content-hashed; set by the build (scripts/build-playground.mjs). */
 declare const PDF_WORKER_URL: string;
 
-GlobalWorkerOptions.workerSrc = PDF_WORKER_URL;
+type PdfJs = typeof import('pdfjs-dist');
+
+/**
+ * pdf.js is a chunk of its own, loaded (and its worker started) while the
+ * editors are set up and the first compile runs, rather than before them.
+ */
+function loadPdfJs(): Promise<{ pdfjs: PdfJs; worker: PDFWorker }> {
+  return import('pdfjs-dist').then((pdfjs) => {
+    pdfjs.GlobalWorkerOptions.workerSrc = PDF_WORKER_URL;
+    return { pdfjs, worker: new pdfjs.PDFWorker() };
+  });
+}
 
 export type Zoom = number | 'fit';
 
 export class Preview {
   /** Started at once, so the worker loads while the first PDF is being compiled. */
-  private readonly worker = new PDFWorker();
+  private readonly pdf = loadPdfJs();
   private loadGeneration = 0;
   private drawGeneration = 0;
   /** The newest document loaded; the one to draw. */
@@ -47,12 +57,13 @@ export class Preview {
   /** Loads and draws a PDF; resolves false when a newer one came first. */
   async show(pdf: Uint8Array): Promise<boolean> {
     const generation = ++this.loadGeneration;
+    const { pdfjs, worker } = await this.pdf;
     // pdf.js takes ownership of the bytes it is given: give it a copy, the caller keeps the PDF for download.
-    const doc = await getDocument({
+    const doc = await pdfjs.getDocument({
       data: pdf.slice(),
-      worker: this.worker,
+      worker,
       isEvalSupported: false, // the page's CSP allows no eval; pdf.js would try it to compile fonts
-      verbosity: VerbosityLevel.ERRORS,
+      verbosity: pdfjs.VerbosityLevel.ERRORS,
       enableXfa: false,
     }).promise;
     if (generation !== this.loadGeneration) {
@@ -78,6 +89,7 @@ export class Preview {
     const doc = this.wanted;
     if (!doc) return false;
     const generation = ++this.drawGeneration;
+    const { pdfjs } = await this.pdf;
     this.task?.cancel();
     const width = this.availableWidth();
     const ratio = window.devicePixelRatio || 1;
@@ -103,7 +115,7 @@ export class Preview {
         canvases.push(canvas);
       }
     } catch (error) {
-      if (error instanceof RenderingCancelledException || generation !== this.drawGeneration) return false;
+      if (error instanceof pdfjs.RenderingCancelledException || generation !== this.drawGeneration) return false;
       throw error;
     }
     if (generation !== this.drawGeneration) return false;
