@@ -7,6 +7,7 @@
 //   dist/playground/assets/pdf-<hash>.js       pdf.js, a chunk the page imports once it runs
 //   dist/playground/assets/app-<hash>.css      its styles
 //   dist/playground/assets/pdf.worker-<hash>.mjs  pdf.js's worker, copied as published
+//   dist/playground/THIRD-PARTY-NOTICES.txt     the licences of the bundled packages
 //   dist/playground/examples/*                 the files of examples/ that playground/examples.json names
 //
 // Every text file also gets .br and .gz twins, which the service sends to
@@ -86,6 +87,27 @@ const result = await build({
   plugins: [constructedStyleSheets],
   define: { PDF_WORKER_URL: JSON.stringify(`/playground/assets/${workerName}`) },
 });
+
+// The licences of the packages bundled into the page (and of pdf.js, whose worker is copied), for
+// /playground/THIRD-PARTY-NOTICES.txt, which the page links to.
+const bundled = new Set(['pdfjs-dist']);
+for (const input of Object.keys(result.metafile.inputs)) {
+  const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+  if (match) bundled.add(match[1]);
+}
+const notices = [...bundled].sort().map((name) => {
+  const dir = join(ROOT, 'node_modules', name);
+  const meta = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const licenceFile = readdirSync(dir).find((file) => /^licen[cs]e/i.test(file));
+  if (!licenceFile) throw new Error(`playground build: ${name} has no licence file`);
+  return `${name}@${meta.version} (${meta.license})\n\n${readFileSync(join(dir, licenceFile), 'utf8').trim()}\n`;
+});
+writeFileSync(
+  join(OUT, 'THIRD-PARTY-NOTICES.txt'),
+  `The playground page includes the following packages, bundled unmodified except where noted\n` +
+    `(style-mod: one line changed at build time, see scripts/build-playground.mjs).\n\n` +
+    notices.join(`\n${'-'.repeat(72)}\n\n`),
+);
 
 const outputs = Object.keys(result.metafile.outputs).map((file) => basename(file));
 const script = outputs.find((name) => /^app-.*\.js$/.test(name));

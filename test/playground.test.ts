@@ -193,6 +193,41 @@ describe('playground', { skip: missing }, () => {
     assert.equal(await page.locator('#warnings').isHidden(), true);
   });
 
+  it('shows the data editor\'s own JSON errors, marked, and sends nothing until the data is fixed', async () => {
+    const sent = generateBodies.length;
+    const before = await previewCanvases(page);
+    await replaceLine(page, 'data-editor', 2, '  "report_title": oops,');
+    const dataError = page.locator('#data-error');
+    await dataError.filter({ hasText: /not valid JSON/ }).waitFor();
+    assert.match((await dataError.textContent()) ?? '', /^The data is not valid JSON: /);
+    assert.equal(await page.getByTestId('data-editor').locator('.cm-error-line').getAttribute('data-problem-line'), '2');
+    await new Promise((r) => setTimeout(r, 800));
+    assert.equal(generateBodies.length, sent, 'nothing is sent while the data is not JSON');
+    assert.match((await page.locator('#status').textContent()) ?? '', /Fix the data/);
+
+    await replaceLine(page, 'data-editor', 2, '  "report_title": "A fixed title",');
+    const fixed = await waitForPreview(page, before.revision);
+    assert.equal(await dataError.textContent(), '');
+    assert.equal(await page.getByTestId('data-editor').locator('.cm-error-line').count(), 0);
+    assert.notEqual(fixed.hash, before.hash, 'the new title is drawn');
+    assert.equal((generateBodies.at(-1)!.data as { report_title: string }).report_title, 'A fixed title');
+  });
+
+  it('reports a wrong key on the key field, and recovers with the right one', async () => {
+    const key = page.getByTestId('api-key');
+    const before = await previewRevision(page);
+    await key.fill('not-the-key');
+    await key.press('Enter');
+    assert.equal(await waitForError(page, /API Key/), 'Missing or invalid API Key');
+    assert.equal(await key.getAttribute('aria-invalid'), 'true');
+    assert.equal(await previewRevision(page), before, 'the last good preview stays');
+    await key.fill(TEST_KEY);
+    await key.press('Enter');
+    await waitForPreview(page, before);
+    assert.equal(await errorText(page), '');
+    assert.equal(await key.getAttribute('aria-invalid'), null);
+  });
+
   it('lists dropped assets with their size, sends them base64 as `assets`, and removes them', async () => {
     const revision = await previewRevision(page);
     const sent = generateBodies.length;
@@ -340,7 +375,7 @@ describe('playground', { skip: missing }, () => {
   it('made no console error and no Content-Security-Policy violation', () => {
     assert.deepEqual(watch.problems(), []);
     // The browser logs each non-2xx answer of the API; these were the template errors the page showed.
-    for (const line of watch.expected()) assert.match(line, /status of 400 .*\/v1\/pdf\/generate/);
+    for (const line of watch.expected()) assert.match(line, /status of (400|401) .*\/v1\/pdf\/generate/);
   });
 });
 

@@ -4,7 +4,7 @@
  */
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { json } from '@codemirror/lang-json';
-import { bracketMatching, HighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language';
+import { bracketMatching, ensureSyntaxTree, HighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language';
 import { EditorSelection, EditorState, StateEffect, StateField, type Extension } from '@codemirror/state';
 import {
   Decoration,
@@ -167,6 +167,27 @@ export class CodeEditor {
 
   setProblems(problems: Problem[]): void {
     this.view.dispatch({ effects: setProblems.of(problems) });
+  }
+
+  /**
+   * Where the editor's own parser (for JSON, Lezer's grammar) first found an error,
+   * as a 1-based line and column. Used for the data editor, because V8's JSON.parse
+   * messages no longer always say where they stopped.
+   */
+  firstSyntaxError(): { line: number; column: number } | null {
+    const tree = ensureSyntaxTree(this.view.state, this.view.state.doc.length, 200);
+    if (!tree) return null;
+    let at: number | null = null;
+    tree.iterate({
+      enter: (node) => {
+        if (at !== null) return false;
+        if (node.type.isError) at = node.from;
+        return undefined;
+      },
+    });
+    if (at === null) return null;
+    const line = this.view.state.doc.lineAt(at);
+    return { line: line.number, column: at - line.from + 1 };
   }
 
   /** Puts the cursor on a line (and column) and focuses the editor. */

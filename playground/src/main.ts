@@ -132,7 +132,9 @@ function parseData(text: string): { value: Record<string, unknown> } | { problem
   } catch (error) {
     const message = (error as Error).message;
     const place = jsonErrorPlace(message, text);
-    return { problem: { severity: 'error', line: place?.line ?? 1, column: place?.column ?? null, message: `The data is not valid JSON: ${message}` } };
+    return {
+      problem: { severity: 'error', line: place?.line ?? 1, column: place?.column ?? null, message: `The data is not valid JSON: ${message}` },
+    };
   }
 }
 
@@ -140,6 +142,10 @@ function checkData(): void {
   const parsed = parseData(data.text);
   dataValue = 'value' in parsed ? parsed.value : null;
   const problem = 'problem' in parsed ? parsed.problem : null;
+  if (problem && problem.column === null && problem.message.startsWith('The data is not valid JSON')) {
+    const place = data.firstSyntaxError();
+    if (place) Object.assign(problem, place);
+  }
   dataError.textContent = problem?.message ?? '';
   data.setProblems(problem ? [problem] : []);
 }
