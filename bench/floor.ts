@@ -11,6 +11,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { checkBody, type BodyLayout } from '../src/body/json-check.js';
 import { TypstEngine } from '../src/render/engine.js';
 import { loadFontCatalog } from '../src/render/fonts.js';
 import { createSandbox, type Sandbox } from '../src/render/sandbox.js';
@@ -27,6 +28,8 @@ export interface FloorAnswer {
   pdfBytes: number;
   /** Milliseconds per render, in run order. */
   samples: number[];
+  /** CPU milliseconds (user + system) per render, in run order. */
+  cpuSamples: number[];
 }
 
 const SELF = fileURLToPath(import.meta.url);
@@ -59,23 +62,41 @@ export class FloorProcess {
   }
 }
 
+function checkedLayout(body: Buffer): BodyLayout {
+  const check = checkBody(body);
+  if (!check.ok) throw new Error('workload body does not pass the check');
+  return check.layout;
+}
+
+/** Page objects in a PDF written by Typst. */
+function pageCount(pdf: Buffer): number {
+  return pdf.toString('latin1').match(/\/Type\s*\/Page\b/g)?.length ?? 0;
+}
+
 function serve(): void {
   const engine = new TypstEngine({}, loadFontCatalog());
   const list = workloads();
+  // The server checks the body once; the floor compiles what a worker compiles.
+  const layouts = new Map(list.map((w) => [w.id, checkedLayout(w.body)]));
   process.on('message', ({ id, runs }: FloorRequest) => {
     const workload = list.find((w) => w.id === id)!;
     const samples: number[] = [];
+    const cpuSamples: number[] = [];
     let pages = 0;
     let pdfBytes = 0;
     for (let i = 0; i < runs; i++) {
       const t0 = performance.now();
-      const outcome = engine.render(workload.body, workload.template);
+      const cpu0 = process.cpuUsage();
+      const outcome = engine.render({ body: workload.body, layout: layouts.get(id)! });
+      engine.clean();
+      const cpu = process.cpuUsage(cpu0);
       samples.push(performance.now() - t0);
+      cpuSamples.push((cpu.user + cpu.system) / 1000);
       if (!outcome.ok) return process.send!({ error: `${id} failed to compile: ${outcome.failure.message}` });
-      pages = outcome.pages;
+      pages = pageCount(outcome.pdf);
       pdfBytes = outcome.pdf.length;
     }
-    process.send!({ id, pages, pdfBytes, samples } satisfies FloorAnswer);
+    process.send!({ id, pages, pdfBytes, samples, cpuSamples } satisfies FloorAnswer);
   });
   process.send!('ready');
 }

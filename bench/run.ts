@@ -12,6 +12,7 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { processCpuMs, serviceCpuMs } from './cpu.js';
 import { FloorProcess } from './floor.js';
 import { sendLoad, steadyRate } from './load.js';
 import { sampleMemory, type MemorySample } from './memory.js';
@@ -52,7 +53,13 @@ function settings(argv: string[]): Settings {
 
 interface RoundFigures {
   floorMs: number;
+  /** CPU ms of one floor compile (user + system). */
+  floorCpuMs: number;
   floorRuns: number;
+  /** CPU ms the server process spent per request at c=1. */
+  serverCpuMs: number;
+  /** CPU ms the whole service (server and workers) spent per document at c=2×cores. */
+  serviceCpuMs: number;
   p50: number;
   p99: number;
   maxMs: number;
@@ -82,23 +89,35 @@ async function measureRound(
     await sendLoad({ url: service.url, body: workload.body, connections: cores, requests: cores });
     await floor.measure(workload.id, 1);
     const floorSamples: number[] = [];
+    const floorCpu: number[] = [];
     const latencies: number[] = [];
     let failures = 0;
+    let serverCpu = 0;
+    const serverPid = service.process.pid!;
     for (let b = 0; b < s.blocks; b++) {
-      floorSamples.push(...(await floor.measure(workload.id, perBlock)).samples);
+      const answer = await floor.measure(workload.id, perBlock);
+      floorSamples.push(...answer.samples);
+      floorCpu.push(...answer.cpuSamples);
+      const cpuBefore = processCpuMs(serverPid);
       const run = await sendLoad({ url: service.url, body: workload.body, connections: 1, requests: perBlock });
+      serverCpu += processCpuMs(serverPid) - cpuBefore;
       latencies.push(...run.latencies);
       failures += run.failures;
     }
+    const serviceCpuBefore = serviceCpuMs(serverPid);
     const throughput = await sendLoad({
       url: service.url,
       body: workload.body,
       connections,
       requests: Math.round(clamp((s.throughputSeconds * 1000 * cores) / estimate, s.minThroughputRequests, 3000)),
     });
+    const serviceCpu = serviceCpuMs(serverPid) - serviceCpuBefore;
     const round: RoundFigures = {
       floorMs: median(floorSamples),
+      floorCpuMs: median(floorCpu),
       floorRuns: floorSamples.length,
+      serverCpuMs: serverCpu / (s.blocks * perBlock),
+      serviceCpuMs: serviceCpu / throughput.completedAt.length,
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
       maxMs: Math.max(...latencies),
@@ -111,7 +130,8 @@ async function measureRound(
     log(
       `  ${workload.id}: floor ${ms(round.floorMs)} ms, c=1 p50 ${ms(round.p50)} p99 ${ms(round.p99)} ms ` +
         `(${round.latencyRequests} each, in ${s.blocks} alternating blocks), ` +
-        `c=${connections} ${round.rps.toFixed(1)} req/s (${round.throughputRequests} req)` +
+        `c=${connections} ${round.rps.toFixed(1)} req/s (${round.throughputRequests} req); ` +
+        `CPU: floor ${ms(round.floorCpuMs)} ms, server ${round.serverCpuMs.toFixed(2)} ms/req, service ${ms(round.serviceCpuMs)} ms/doc` +
         (round.failures ? `, ${round.failures} FAILED` : ''),
     );
   }
@@ -211,6 +231,8 @@ async function main(): Promise<void> {
     const p50 = pick('p50');
     const rps = pick('rps');
     const idealRps = (cores * 1000) / floorMs;
+    const floorCpuMs = pick('floorCpuMs');
+    const serviceCpuMs = pick('serviceCpuMs');
     return {
       id: w.id,
       description: w.description,
@@ -225,6 +247,10 @@ async function main(): Promise<void> {
       rps,
       idealRps,
       rpsOverIdeal: rps / idealRps,
+      floorCpuMs,
+      serverCpuMs: pick('serverCpuMs'),
+      serviceCpuMs,
+      serviceCpuOverFloor: serviceCpuMs / floorCpuMs,
       failures: per.reduce((sum, x) => sum + x.failures, 0),
       spread: { floor: spread(per.map((x) => x.floorMs)), p50: spread(per.map((x) => x.p50)), rps: spread(per.map((x) => x.rps)) },
       rounds: per,
@@ -233,13 +259,15 @@ async function main(): Promise<void> {
   const byId = (id: string) => results.find((x) => x.id === id)!;
   const [first, , last] = memory.marks;
   const targets = [
-    { target: 'W1 p50 at c=1 ≤ floor + 2 ms', value: `${ms(byId('W1').p50MinusFloorMs)} ms over`, met: byId('W1').p50MinusFloorMs <= 2 },
-    { target: 'W2 p50 at c=1 ≤ 1.10 × floor', value: `${ratio(byId('W2').p50OverFloor)} ×`, met: byId('W2').p50OverFloor <= 1.1 },
+    { target: 'server CPU per request ≤ 0.5 ms (W1, c=1)', value: `${byId('W1').serverCpuMs.toFixed(2)} ms`, met: byId('W1').serverCpuMs <= 0.5 },
+    { target: 'W1 p50 at c=1 ≤ floor + 1.0 ms', value: `${ms(byId('W1').p50MinusFloorMs)} ms over`, met: byId('W1').p50MinusFloorMs <= 1 },
+    { target: 'W2 p50 at c=1 ≤ 1.05 × floor', value: `${ratio(byId('W2').p50OverFloor)} ×`, met: byId('W2').p50OverFloor <= 1.05 },
     ...results.map((x) => ({
-      target: `${x.id} req/s at c=${connections} ≥ 0.85 × cores × floor rate`,
-      value: `${ratio(x.rpsOverIdeal)} ×`,
-      met: x.rpsOverIdeal >= 0.85,
+      target: `${x.id} service CPU per document at c=${connections} ≤ 1.10 × floor CPU`,
+      value: `${ratio(x.serviceCpuOverFloor)} ×`,
+      met: x.serviceCpuOverFloor <= 1.1,
     })),
+    { target: 'W4 server CPU per request ≤ 25 ms', value: `${ms(byId('W4').serverCpuMs)} ms`, met: byId('W4').serverCpuMs <= 25 },
     {
       target: `memory at ${last!.requests} requests ≤ 1.10 × at ${first!.requests}${s.mode === 'quick' ? ' (quick: the target is 10k vs 1k)' : ''}`,
       value: `${ratio(last!.totalMiB / first!.totalMiB)} ×`,
@@ -278,6 +306,13 @@ async function main(): Promise<void> {
         ratio(x.rpsOverIdeal),
         `${pct(x.spread.floor)}, ${pct(x.spread.p50)}, ${pct(x.spread.rps)}`,
       ]),
+    ),
+    '',
+    'CPU time (user + system, from /proc), medians:',
+    '',
+    table(
+      ['', 'floor CPU ms/doc', 'server CPU ms/req (c=1)', `service CPU ms/doc (c=${connections}, server + workers)`, 'service / floor'],
+      results.map((x) => [`${x.id}`, ms(x.floorCpuMs), x.serverCpuMs.toFixed(2), ms(x.serviceCpuMs), ratio(x.serviceCpuOverFloor)]),
     ),
     '',
     `Memory (RSS of server + workers, W2 at c=${memory.connections}, ${memory.rps.toFixed(1)} req/s, WORKER_MAX_JOBS as default):`,

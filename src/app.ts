@@ -11,7 +11,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino';
 import { MAX_BODY_BYTES } from './config.js';
 import { authenticate } from './http/auth.js';
-import { errorHandler, HttpError, MESSAGES, sendError } from './http/errors.js';
+import { errorHandler, HttpError, sendError } from './http/errors.js';
 import { ignoreUnknownExpectations } from './http/expect.js';
 import { fontsRoute, type FontSource } from './http/fonts.js';
 import { generateRoute, type Renderer } from './http/generate.js';
@@ -23,6 +23,8 @@ import { refuseWhileClosing } from './http/draining.js';
 import { registerMetrics, type ServiceMetrics } from './http/metrics.js';
 import { openApiRoute } from './http/openapi.js';
 import { playgroundRoutes } from './http/playground.js';
+import { registerWipe, wipeSocketReads } from './http/wipe.js';
+import { MESSAGES } from './messages.js';
 
 export interface AppOptions {
   keys: KeyStore;
@@ -69,7 +71,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
 
+  app.decorateRequest('apiKey', null);
   ignoreUnknownExpectations(app.server);
+  wipeSocketReads(app.server);
+  registerWipe(app);
   registerJsonBody(app);
   app.setErrorHandler(errorHandler(options.compileTimeoutMs));
   app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));
@@ -83,8 +88,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    request.pdf?.fill(0);
-    request.pdf = undefined;
     request.log.info(
       {
         method: request.method,
@@ -108,7 +111,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await playgroundRoutes(app, { enabled: options.playground ?? false });
 
   await app.register(async (api) => {
-    api.addHook('onRequest', authenticate(options.keys));
+    api.addHook('onRequest', authenticate);
     generateRoute(api, options.renderer);
     fontsRoute(api, options.fonts);
   });

@@ -13,6 +13,8 @@ export interface Config {
   host: string;
   /** Number of Typst worker processes. */
   workers: number;
+  /** Started, idle workers kept to replace one that ends (crash, kill, recycle) without a cold start. */
+  spareWorkers: number;
   /** Comma-separated API keys (plain or `sha256:<hex>`). */
   apiKeys: string | undefined;
   /** File with one API key entry per line. */
@@ -134,6 +136,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: text(env, 'HOST') ?? '0.0.0.0',
     workers,
+    spareWorkers: integer(env, 'SPARE_WORKERS', 1, 0, 64),
     apiKeys: text(env, 'API_KEYS'),
     apiKeysFile: text(env, 'API_KEYS_FILE'),
     compileTimeoutMs: integer(env, 'COMPILE_TIMEOUT_MS', 10_000, 100, 600_000),
@@ -160,6 +163,7 @@ export const SETTINGS: ReadonlyArray<{ name: string; default: string; meaning: s
   { name: 'API_KEYS', default: '(none)', meaning: 'Comma-separated keys (or sha256:<hex>)', secret: true },
   { name: 'API_KEYS_FILE', default: '(none)', meaning: 'File with one key entry per line' },
   { name: 'WORKERS', default: 'number of cores', meaning: 'Worker processes, one compile each at a time' },
+  { name: 'SPARE_WORKERS', default: '1', meaning: 'Started, idle workers kept to replace one that ends, without a cold start' },
   { name: 'COMPILE_TIMEOUT_MS', default: '10000', meaning: 'Compile time limit; past it the worker is killed (422)' },
   { name: 'QUEUE_LIMIT', default: '4 x WORKERS', meaning: 'Requests that may wait for a worker; past it, 503' },
   { name: 'QUEUE_TIMEOUT_MS', default: '10000', meaning: 'Longest wait for a worker before 503' },

@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { answerCliArgs } from './cli-args.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { CoreDumpError, disableCoreDumps } from './core-dumps.js';
 import { KeyStore } from './http/keys.js';
 import { listenMetrics, ServiceMetrics } from './http/metrics.js';
 import { handleShutdownSignals } from './shutdown.js';
@@ -48,17 +49,21 @@ async function main(): Promise<void> {
   let config: Config;
   let keys: ReturnType<typeof loadKeys>;
   try {
+    disableCoreDumps();
     config = loadConfig();
     keys = loadKeys(config);
   } catch (error) {
-    if (error instanceof ConfigError) fail(error.message);
+    if (error instanceof ConfigError || error instanceof CoreDumpError) fail(error.message);
     throw error;
   }
 
-  const logger = pino({ level: config.logLevel, base: { service: 'typst-pdf-service' } });
+  // Lines are written in batches (at most 4 KiB or 100 ms apart), not one write per request; pino flushes on exit.
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 });
+  const logger = pino({ level: config.logLevel, base: { service: 'typst-pdf-service' } }, destination);
   const sandbox = createSandbox(config.packagePath);
   const pool = new RenderPool({
     size: config.workers,
+    spares: config.spareWorkers,
     timeoutMs: config.compileTimeoutMs,
     queueLimit: config.queueLimit,
     queueTimeoutMs: config.queueTimeoutMs,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { before, describe, test } from 'node:test';
 import type { NodeCompiler as NodeCompilerType } from '@myriaddreamin/typst-ts-node-compiler';
-import { extractFontFamilies, unknownFontWarnings } from '../src/render/font-warnings.js';
+import { FamilyNames, UNKNOWN_FONT, unknownFontWarnings } from '../src/render/font-warnings.js';
 import { loadFontCatalog } from '../src/render/fonts.js';
 
 const require = createRequire(import.meta.url);
@@ -28,7 +28,7 @@ describe('unknown font detection', () => {
     assert.equal(compiled.takeDiagnostics(), null);
   });
 
-  test('extracts literal family names from set rules, calls and arrays', () => {
+  test('finds literal family names in set rules, calls and arrays, and only those', () => {
     const source = [
       '#set text(font: "Helvetica", size: 10pt)',
       '#text(font: ("NoSuchFont", "Times New Roman"))[x]',
@@ -36,16 +36,25 @@ describe('unknown font detection', () => {
       '#set text(font:"Say \\"Hi\\"")',
       '#show raw: set text(font: ("Courier", ))',
     ].join('\n');
-    assert.deepEqual(extractFontFamilies(source), ['Helvetica', 'NoSuchFont', 'Times New Roman', 'Say "Hi"', 'Courier']);
+    const known = new FamilyNames(['Helvetica', 'Times New Roman', 'Courier', 'Say "Hi"']);
+    assert.deepEqual(unknownFontWarnings(Buffer.from(source), known), [{ message: UNKNOWN_FONT, line: 2, column: 14 }]);
+    assert.deepEqual(unknownFontWarnings(Buffer.from(source), new FamilyNames(['NoSuchFont', 'Times New Roman', 'Courier', 'Say "Hi"'])), [
+      { message: UNKNOWN_FONT, line: 1, column: 17 },
+    ]);
   });
 
-  test('warns once per family that is not loaded, with the line of its first mention', () => {
-    const known = new Set(loadFontCatalog().families.map((f) => f.family.toLowerCase()));
-    const source = 'Intro\n#set text(font: ("NoSuchFont", "Arial"))\n#text(font: "nosuchfont")[x]\n#text(font: "Other")[y]';
-    assert.deepEqual(unknownFontWarnings(source, known), [
-      { message: 'unknown font family: nosuchfont', line: 2 },
-      { message: 'unknown font family: other', line: 4 },
+  test('warns once per family that is not loaded, at its first mention, comparing names case-insensitively', () => {
+    const known = new FamilyNames(loadFontCatalog().families.map((f) => f.family));
+    const source = 'Intro\n#set text(font: ("NoSuchFont", "Arial"))\n#text(font: "nosuchfont")[x]\n#text(font: "Ótherß")[y]';
+    assert.deepEqual(unknownFontWarnings(Buffer.from(source), known), [
+      { message: UNKNOWN_FONT, line: 2, column: 18 },
+      { message: UNKNOWN_FONT, line: 4, column: 13 },
     ]);
-    assert.deepEqual(unknownFontWarnings('#set text(font: "HELVETICA")', known), []);
+    assert.deepEqual(unknownFontWarnings(Buffer.from('#set text(font: "HELVETICA")'), known), []);
+  });
+
+  test('counts lines ended by CRLF or CR, and columns in characters', () => {
+    const known = new FamilyNames(['Arial']);
+    assert.deepEqual(unknownFontWarnings(Buffer.from('a\r\nb\rÄÖ #text(font: "X")[y]'), known), [{ message: UNKNOWN_FONT, line: 3, column: 16 }]);
   });
 });

@@ -17,7 +17,8 @@ async function probe(service: Service, path: string): Promise<{ status: number; 
 describe('health and readiness', () => {
   let service: Service;
   before(async () => {
-    service = await startService({ WORKERS: '1', QUEUE_LIMIT: '1', COMPILE_TIMEOUT_MS: '2000' });
+    // No spare worker: a killed worker leaves the pool without one until its replacement has started.
+    service = await startService({ WORKERS: '1', SPARE_WORKERS: '0', QUEUE_LIMIT: '1', COMPILE_TIMEOUT_MS: '2000' });
   });
   after(async () => {
     await service.stop();
@@ -27,7 +28,7 @@ describe('health and readiness', () => {
     assert.deepEqual(await probe(service, '/healthz'), { status: 200, body: { status: 'ok' } });
     assert.deepEqual(await probe(service, '/readyz'), {
       status: 200,
-      body: { status: 'ready', size: 1, ready: 1, busy: 0, queued: 0, queueLimit: 1, rateLimit: { store: 'memory', shared: false } },
+      body: { status: 'ready', size: 1, ready: 1, busy: 0, queued: 0, queueLimit: 1, spare: 0, rateLimit: { store: 'memory', shared: false } },
     });
   });
 

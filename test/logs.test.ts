@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { generate, startService, TEST_KEY } from './support/service.js';
+import { generate, startService, TEST_KEY, logsWritten } from './support/service.js';
 
 type Line = Record<string, unknown>;
 
@@ -16,9 +16,6 @@ function logLines(output: string): Line[] {
     .map((l) => JSON.parse(l) as Line);
 }
 
-async function settle(): Promise<void> {
-  await new Promise((r) => setTimeout(r, 200));
-}
 
 describe('request log', () => {
   it('writes one line per request with id, route, status, times, key name and sizes, and no content', async () => {
@@ -38,7 +35,7 @@ describe('request log', () => {
       assert.match(freshId ?? '', /^[0-9a-f-]{36}$/, 'a request id is made when none is sent');
       const unsafe = await fetch(`${service.url}/healthz`, { headers: { 'x-request-id': 'bad id with spaces' } });
       assert.notEqual(unsafe.headers.get('x-request-id'), 'bad id with spaces', 'an unsafe id is replaced');
-      await settle();
+      await logsWritten();
 
       const lines = logLines(service.output()).filter((l) => l.msg === 'request');
       const line = lines.find((l) => l.reqId === 'req-log-1');
@@ -68,7 +65,7 @@ describe('request log', () => {
     const service = await startService({ LOG_LEVEL: 'warn' });
     try {
       assert.equal((await generate(service, { data: {}, template: 'quiet' }, { headers: { 'x-request-id': 'req-quiet' } })).status, 200);
-      await settle();
+      await logsWritten();
       assert.ok(!service.output().includes('req-quiet'));
       assert.ok(!logLines(service.output()).some((l) => l.msg === 'request'));
     } finally {

@@ -185,7 +185,7 @@ describe('playground', { skip: missing }, () => {
     const revision = await previewRevision(page);
     await replaceLine(page, 'template-editor', 4, '#set text(font: "Comic Sans MS")');
     await waitForPreview(page, revision);
-    assert.match((await page.locator('#warnings').textContent()) ?? '', /Warning, line 4: unknown font family: comic sans ms/);
+    assert.match((await page.locator('#warnings').textContent()) ?? '', /^Warning, line 4(, column \d+)?: unknown font family/);
     assert.equal(await page.getByTestId('template-editor').locator('.cm-warning-line').getAttribute('data-problem-line'), '4');
     const again = await previewRevision(page);
     await replaceLine(page, 'template-editor', 4, '//');
@@ -261,14 +261,20 @@ describe('playground', { skip: missing }, () => {
 
     await page.getByRole('button', { name: 'Remove marker.png' }).click();
     assert.match(await waitForError(page, /marker\.png/), /file not found/);
+    const withError = await previewRevision(page);
     await removeLastLine(page, 'template-editor');
-    await page.waitForFunction(() => document.querySelector('[data-testid="error"]')?.textContent === '');
+    await waitForPreview(page, withError);
+    assert.equal(await errorText(page), '');
   });
 
   it('loads the letter from the examples menu', async () => {
-    const revision = await previewRevision(page);
     await page.getByLabel('Example').selectOption('letter');
-    const letter = await waitForPreview(page, revision);
+    // Drawn when the preview's page has US Letter's proportions (8.5 × 11 in; A4's are narrower).
+    await page.waitForFunction(() => {
+      const canvas = document.querySelector('[data-testid="preview"] canvas');
+      return canvas && Math.abs(canvas.width / canvas.height - 8.5 / 11) < 0.01;
+    });
+    const letter = await previewCanvases(page);
     assert.match((await editorLines(page, 'template-editor'))[0] ?? '', /^\/\/ Business letter template/);
     assert.match((await editorLines(page, 'data-editor')).join('\n'), /"salutation"/);
     assert.equal(letter.pages, 1);

@@ -18,6 +18,7 @@ import {
   TEST_KEY,
   waitReady,
   type Service,
+  logsWritten,
 } from './support/service.js';
 
 /** 10^10 loop iterations: runs until the compile limit kills it. */
@@ -113,6 +114,7 @@ describe('two instances sharing one Redis', () => {
       assert.ok(Math.abs(Date.now() / 1000 + retryAfter - reset) <= 2, `Retry-After ${retryAfter}, reset ${reset}`);
     }
     // Both instances answered, and both refused once the shared budget was spent.
+    await logsWritten();
     assert.equal(countLines(a.output(), '"status":429') > 0 && countLines(b.output(), '"status":429') > 0, true);
   });
 
@@ -361,6 +363,7 @@ describe('Redis outage', () => {
     const ready = await fetch(`${a.url}/readyz`);
     assert.equal(ready.status, 200, 'an instance without Redis is still ready: the limit fails open');
     assert.deepEqual(((await ready.json()) as { rateLimit: unknown }).rateLimit, { store: 'redis', shared: false });
+    await logsWritten();
     for (const service of [a, b]) assert.equal(countLines(service.output(), OUTAGE), 1, service.output());
 
     await redis.start();
@@ -370,6 +373,7 @@ describe('Redis outage', () => {
       [await remainingOf(b), await remainingOf(a), await remainingOf(b)].map((r) => r.remaining),
       [9, 8, 7],
     );
+    await logsWritten();
     for (const service of [a, b]) {
       assert.equal(countLines(service.output(), OUTAGE), 1, 'the outage is logged once');
       assert.equal(countLines(service.output(), SHARING), 2, 'sharing is logged at start and on return');

@@ -235,14 +235,15 @@ function requestBody(): GenerateBody | { skip: string } {
 function warningProblems(warnings: Warning[]): Problem[] {
   return warnings
     .filter((w): w is Warning & { line: number } => w.line !== null)
-    .map((w) => ({ severity: 'warning', line: w.line, column: null, message: w.message }));
+    .map((w) => ({ severity: 'warning', line: w.line, column: w.column, message: w.message }));
 }
 
 function showWarnings(warnings: Warning[]): void {
   warningList.replaceChildren(
     ...warnings.map((w) => {
       const item = document.createElement('li');
-      item.textContent = w.line === null ? `Warning: ${w.message}` : `Warning, line ${w.line}: ${w.message}`;
+      const place = w.line === null ? '' : `, line ${w.line}${w.column === null ? '' : `, column ${w.column}`}`;
+      item.textContent = `Warning${place}: ${w.message}`;
       return item;
     }),
   );

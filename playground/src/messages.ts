@@ -17,12 +17,14 @@ export function errorPlace(message: string): Place | null {
 
 export interface Warning {
   line: number | null;
+  column: number | null;
   message: string;
 }
 
 /**
- * `X-Typst-Warnings: 2; line 2: unknown font family: comic sans ms | line 5: ...`:
- * the count, then each warning, separated by ` | `, non-ASCII written as \uXXXX.
+ * `X-Typst-Warnings: 2; line 2, column 17: unknown font family ... | line 5: ...`:
+ * the count, then each warning with its place (the column may be missing),
+ * separated by ` | `, non-ASCII written as \uXXXX.
  */
 export function parseWarnings(header: string | null): Warning[] {
   if (!header) return [];
@@ -33,8 +35,9 @@ export function parseWarnings(header: string | null): Warning[] {
     .split(' | ')
     .filter((part) => part.trim() !== '')
     .map((part) => {
-      const place = /^line (\d+): /.exec(part);
-      return place ? { line: Number(place[1]), message: part.slice(place[0].length) } : { line: null, message: part };
+      const place = /^line (\d+)(?:, column (\d+))?: /.exec(part);
+      if (!place) return { line: null, column: null, message: part };
+      return { line: Number(place[1]), column: place[2] === undefined ? null : Number(place[2]), message: part.slice(place[0].length) };
     });
 }
 

@@ -5,7 +5,8 @@
  * the process is alive, and readiness reports the shutdown.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError, MESSAGES, RETRY_AFTER_SECONDS } from './errors.js';
+import { MESSAGES } from '../messages.js';
+import { HttpError, RETRY_AFTER_SECONDS } from './errors.js';
 
 const ALWAYS_ANSWERED = new Set(['/healthz', '/readyz']);
 

@@ -1,16 +1,19 @@
 /**
- * POST /v1/pdf/generate: validates the body, hands it to the render pool
- * and answers with the PDF bytes. Errors are answered by the error handler.
+ * POST /v1/pdf/generate: hands the checked body to the render pool and
+ * answers with the PDF bytes, or with the worker's error answer for a
+ * template that failed. Errors of the pool are answered by the error
+ * handler. Every buffer of the request and of the answer is wiped once
+ * the response is sent.
  */
 import type { FastifyInstance } from 'fastify';
 import type { RenderInput, RenderResult } from '../render/pool.js';
-import type { Warning } from '../render/protocol.js';
-import { requireJsonWithinLimit } from './json-body.js';
+import { requireJsonWithinLimit, type CheckedBody } from './json-body.js';
 
 export interface Renderer {
   render(input: RenderInput, signal?: AbortSignal): Promise<RenderResult>;
 }
 
+/** The request body's schema, for the OpenAPI document (the body is checked byte by byte in src/body/). */
 export const generateBodySchema = {
   type: 'object',
   required: ['data', 'template'],
@@ -20,62 +23,31 @@ export const generateBodySchema = {
   },
 } as const;
 
-const WARNINGS_HEADER_MAX = 2000;
-
-/**
- * `X-Typst-Warnings`: the count, then each warning as `line N: message`,
- * separated by ` | `; non-ASCII characters escaped as \uXXXX, cut to a bounded length.
- */
-export function warningsHeader(warnings: Warning[]): string {
-  const parts = warnings.map((w) => (w.line === null ? w.message : `line ${w.line}: ${w.message}`));
-  const text = `${warnings.length}; ${parts.join(' | ')}`.replace(
-    /[^\x20-\x7e]/g,
-    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-  return text.length > WARNINGS_HEADER_MAX ? `${text.slice(0, WARNINGS_HEADER_MAX - 3)}...` : text;
-}
-
-interface GenerateBody {
-  data: Record<string, unknown>;
-  template: string;
-}
-
-export function generateRoute(app: FastifyInstance, renderer: Renderer): void {
-  app.post<{ Body: GenerateBody }>(
-    '/v1/pdf/generate',
-    { schema: { body: generateBodySchema }, onRequest: requireJsonWithinLimit },
-    async (request, reply) => {
-      const body = request.rawBody!;
-      const abort = new AbortController();
-      // A client that leaves while its job waits frees its place in the queue.
-      reply.raw.once('close', () => abort.abort());
-      let result: RenderResult;
-      try {
-        result = await renderer.render({ body, template: request.body.template }, abort.signal);
-      } finally {
-        body.fill(0);
-        request.rawBody = undefined;
-      }
-      // Wiped once the response has been written (see the onResponse hook in app.ts).
-      request.pdf = result.pdf;
-      request.compileMs = result.compileMs;
-      if (result.warnings.length > 0) reply.header('x-typst-warnings', warningsHeader(result.warnings));
-      return reply
-        .code(200)
-        .headers({
-          'content-type': 'application/pdf',
-          'content-disposition': 'inline; filename="document.pdf"',
-        })
-        .send(result.pdf);
-    },
-  );
-}
-
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The PDF being sent, wiped after the response. */
-    pdf?: Buffer;
     /** Time the worker spent compiling, for the request log. */
     compileMs?: number;
   }
+}
+
+export function generateRoute(app: FastifyInstance, renderer: Renderer): void {
+  app.decorateRequest('compileMs', undefined);
+  app.post<{ Body: CheckedBody }>('/v1/pdf/generate', { onRequest: requireJsonWithinLimit }, async (request, reply) => {
+    const { bytes, layout } = request.body;
+    reply.wipeAfterResponse(bytes);
+    const abort = new AbortController();
+    // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
+    reply.raw.once('close', () => reply.raw.writableFinished || abort.abort());
+    const result = await renderer.render({ body: bytes, layout }, abort.signal);
+    reply.wipeAfterResponse(result.frame);
+    request.compileMs = result.compileMs;
+    if (result.kind === 'failed') {
+      return reply.code(result.status).type('application/json; charset=utf-8').send(result.errorBody);
+    }
+    if (result.warnings) reply.header('x-typst-warnings', result.warnings);
+    return reply
+      .code(200)
+      .headers({ 'content-type': 'application/pdf', 'content-disposition': 'inline; filename="document.pdf"' })
+      .send(result.pdf);
+  });
 }

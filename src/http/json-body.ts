@@ -1,47 +1,52 @@
 /**
- * The only request body the API accepts: JSON, UTF-8, at most 10 MB.
+ * The only request body the API accepts: JSON, UTF-8, at most 10 MB, read
+ * into a buffer the service owns and checked byte by byte (src/body/): it
+ * never becomes a JavaScript string or object here, and it is wiped once
+ * the response is sent.
  *
  * The size is checked twice: from Content-Length before anything is read
- * (an onRequest hook), and by Fastify while reading, for chunked bodies
- * that have no length. The raw bytes are kept on the request because the
- * worker reads `data` from them with Typst's own `json()`; they are wiped
- * once the compile has them.
+ * (an onRequest hook), and while reading, for chunked bodies that have no
+ * length.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errorBody } from '../body/error-body.js';
+import { checkBody, type BodyLayout } from '../body/json-check.js';
+import { BodyIncompleteError, BodyTooLargeError, receiveBody } from '../body/receive.js';
 import { MAX_BODY_BYTES } from '../config.js';
-import { HttpError, MESSAGES } from './errors.js';
+import { MESSAGES } from '../messages.js';
+import { HttpError } from './errors.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The request body as received (without a UTF-8 byte order mark). */
-    rawBody?: Buffer;
-  }
+/** A generate request's body: its bytes as received and where its fields are. */
+export interface CheckedBody {
+  bytes: Buffer;
+  layout: BodyLayout;
 }
-
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-const BOM = [0xef, 0xbb, 0xbf];
 
 export function registerJsonBody(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (request, body, done) => {
-    let bytes = body as Buffer;
-    if (bytes[0] === BOM[0] && bytes[1] === BOM[1] && bytes[2] === BOM[2]) bytes = bytes.subarray(3);
-    if (bytes.length === 0) {
-      return done(new HttpError(400, 'Request body is empty: expected a JSON object with fields "data" and "template"'), undefined);
-    }
-    let text: string;
-    try {
-      text = utf8.decode(bytes);
-    } catch {
-      return done(new HttpError(400, 'Request body is not valid UTF-8'), undefined);
-    }
-    try {
-      const value: unknown = JSON.parse(text);
-      request.rawBody = bytes;
-      done(null, value);
-    } catch (error) {
-      done(new HttpError(400, `Request body is not valid JSON: ${(error as Error).message}`), undefined);
-    }
+  app.addContentTypeParser('application/json', (request, payload, done) => {
+    const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
+    receiveBody(payload, declared, MAX_BODY_BYTES).then(
+      (bytes) => {
+        let check: ReturnType<typeof checkBody>;
+        try {
+          check = checkBody(bytes);
+        } catch (error) {
+          bytes.fill(0);
+          return done(error as Error, undefined);
+        }
+        if (check.ok) return done(null, { bytes, layout: check.layout } satisfies CheckedBody);
+        // The answer may name an asset: it is made as bytes from the body, and wiped once sent.
+        const answer = errorBody(bytes, check.error);
+        bytes.fill(0);
+        done(new HttpError(check.error.status, '', {}, answer), undefined);
+      },
+      (error: Error) => {
+        if (error instanceof BodyTooLargeError) done(new HttpError(413, MESSAGES.tooLarge), undefined);
+        else if (error instanceof BodyIncompleteError) done(new HttpError(400, MESSAGES.bodyLengthMismatch), undefined);
+        else done(error, undefined);
+      },
+    );
   });
 }
 

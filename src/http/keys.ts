@@ -14,9 +14,13 @@ export interface ApiKey {
   name: string;
   /** Requests per minute for this key; undefined means the service default. */
   limit: number | undefined;
+  /** The key's rate-limit counter: part of its digest, never the key itself. */
+  bucket: string;
 }
 
-interface Entry extends ApiKey {
+interface Entry {
+  name: string;
+  limit: number | undefined;
   digest: Buffer;
 }
 
@@ -90,6 +94,6 @@ export class KeyStore {
     for (const entry of this.entries) {
       if (timingSafeEqual(entry.digest, digest) && !found) found = entry;
     }
-    return found && { name: found.name, limit: found.limit };
+    return found && { name: found.name, limit: found.limit, bucket: `key:${found.digest.toString('hex', 0, 16)}` };
   }
 }

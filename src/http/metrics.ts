@@ -18,7 +18,7 @@ export interface MetricsSource {
 }
 
 const PREFIX = 'typst_pdf_';
-const RESTART_REASONS: RestartReason[] = ['timeout', 'memory', 'crash', 'recycle'];
+const RESTART_REASONS: RestartReason[] = ['timeout', 'memory', 'crash', 'recycle', 'unresponsive'];
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** 256 B to 16 MB, in powers of four. */
 const BYTES = [256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216];
@@ -79,7 +79,7 @@ export class ServiceMetrics {
 
   readonly workerRestarts = new Counter({
     name: `${PREFIX}worker_restarts_total`,
-    help: 'Worker processes replaced, by reason (timeout, memory, crash, recycle)',
+    help: 'Worker processes replaced, by reason (timeout, memory, crash, recycle, unresponsive)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
@@ -102,6 +102,7 @@ export class ServiceMetrics {
     gauge('workers_busy', 'Workers compiling a document', (s) => s.busy);
     gauge('workers_idle', 'Workers ready and waiting for a job', (s) => s.ready - s.busy);
     gauge('workers_configured', 'Workers the pool keeps running', (s) => s.size);
+    gauge('workers_spare', 'Spare workers started and waiting to replace one that ends', (s) => s.spare);
   }
 
   /** onResponse hook: counts the request. Reads only the route, status, sizes and timings. */
@@ -110,7 +111,7 @@ export class ServiceMetrics {
     const status = reply.statusCode;
     this.requests.inc({ method: request.method, route, status: String(status) });
     this.requestDuration.observe({ route }, reply.elapsedTime / 1000);
-    if (request.compileMs !== undefined) this.compileDuration.observe(request.compileMs / 1000);
+    if (request.compileMs !== undefined && status === 200) this.compileDuration.observe(request.compileMs / 1000);
     const sent = Number(request.headers['content-length']);
     if (Number.isFinite(sent) && sent > 0) this.requestBytes.observe({ route }, sent);
     const answered = Number(reply.getHeader('content-length'));

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { SERVICE_VERSION, TYPST_VERSION } from '../version.js';
-import { MESSAGES } from './errors.js';
+import { MESSAGES } from '../messages.js';
 import { generateBodySchema } from './generate.js';
 
 type Json = Record<string, unknown>;

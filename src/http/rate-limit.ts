@@ -9,11 +9,11 @@
  * headers are set in onSend, so every answer carries them, whichever part
  * of the service made it (auth, body reader, error handler, not-found).
  */
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { bearerToken } from './auth.js';
+import { identify } from './auth.js';
 import { clientBucket } from './client-address.js';
-import { HttpError, MESSAGES } from './errors.js';
+import { MESSAGES } from '../messages.js';
+import { HttpError } from './errors.js';
 import type { KeyStore } from './keys.js';
 import { RateLimitCounter, type RateLimitHealth } from './rate-limit-counter.js';
 
@@ -42,22 +42,14 @@ declare module 'fastify' {
 
 const COUNTED = /^\/v1(?:[/?#]|$)/;
 
-/** A key's counter is named by a digest of the key, never the key itself. */
-function keyBucket(token: string): string {
-  return `key:${createHash('sha256').update(token, 'utf8').digest('hex').slice(0, 32)}`;
-}
-
 /** Adds the rate-limit hooks to `app` and returns the state of the counters' store, for /readyz. */
 export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<() => RateLimitHealth> {
   const counter = await RateLimitCounter.create(app, { windowMs: options.windowMs, redisUrl: options.redisUrl });
 
   app.addHook('onRequest', async (request) => {
     if (!COUNTED.test(request.url)) return;
-    const token = bearerToken(request.headers.authorization);
-    const key = token === undefined ? undefined : options.keys.verify(token);
-    const subject = key
-      ? { bucket: keyBucket(token!), limit: key.limit ?? options.limit }
-      : { bucket: `addr:${clientBucket(request.ip)}`, limit: options.limit };
+    const key = identify(request, options.keys);
+    const subject = key ? { bucket: key.bucket, limit: key.limit ?? options.limit } : { bucket: `addr:${clientBucket(request.ip)}`, limit: options.limit };
     const count = await counter.count(request, subject);
     request.rateLimitUsage = {
       limit: subject.limit,

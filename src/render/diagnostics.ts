@@ -2,6 +2,7 @@
  * Turns Typst's diagnostics into what the client is told: line and column
  * in the template as sent, and messages that never show a server path.
  */
+import { packageUnavailable } from '../messages.js';
 import type { TemplateFailure, Warning } from './protocol.js';
 
 /** A diagnostic as `NodeCompiler.fetchDiagnostics` returns it (0-based positions). */
@@ -30,19 +31,18 @@ export function cleanMessage(message: string, hiddenPaths: string[]): string {
   for (const hidden of hiddenPaths) {
     if (hidden) text = text.split(hidden).join('');
   }
+  // A package outside PACKAGE_PATH: Typst tried to download it (and could not), or found no such local package.
   const download = /failed to download package \(.*?\/([a-z0-9_-]+)\/([a-z0-9_-]+)-(\d+\.\d+\.\d+)\.tar\.gz[^)]*\).*$/i.exec(text);
   if (download) {
     const [, namespace, name, version] = download;
     text = packageUnavailable(`@${namespace}/${name}:${version}`);
   }
+  const notFound = /^package not found \(searched for (@[a-z0-9_-]+\/[a-z0-9_-]+:\d+\.\d+\.\d+)\)/i.exec(text);
+  if (notFound) text = packageUnavailable(notFound[1]!);
   return text
     .replace(/,? ?you can adjust the project root with the --root argument/g, '')
     .replace(/, hints: /g, '; hint: ')
     .trim();
-}
-
-export function packageUnavailable(spec: string): string {
-  return `package ${spec} is not available: this service does not download packages (an operator can provide them in PACKAGE_PATH)`;
 }
 
 /** 1-based line of the template, or null when the span lies outside it. */

@@ -5,34 +5,56 @@
  * The compiler's workspace is a directory that does not exist, so the only
  * files a template can reach are the in-memory ("shadow") files of its own
  * job; every path, absolute or `../`, resolves inside that empty root.
+ *
+ * A job arrives as the request body's bytes and the places of its fields.
+ * The template is unescaped from its JSON string straight into a buffer and
+ * becomes the main file, behind a one-line prefix that binds `data`; `data`
+ * is the JSON of the `data` field as sent; each asset is decoded into a
+ * file of its own name. None of it becomes a JavaScript string: the
+ * binding copies each file into the compiler, and our buffers are wiped.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { NodeCompiler } from '@myriaddreamin/typst-ts-node-compiler';
-import { packageUnavailable, toFailure, toWarnings, type Positioning, type RawDiagnostic } from './diagnostics.js';
-import { unknownFontWarnings } from './font-warnings.js';
+import { decodeAssetValue } from '../body/base64.js';
+import type { BodyLayout } from '../body/json-check.js';
+import { unescapeJsonString } from '../body/json-string.js';
+import { toFailure, type Positioning, type RawDiagnostic } from './diagnostics.js';
+import { FamilyNames, placeOf, unknownFontWarnings } from './font-warnings.js';
 import type { FontCatalog } from './fonts.js';
 import type { TemplateFailure, Warning } from './protocol.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
-
-/** Virtual project root: must not exist on the host. */
-export { VIRTUAL_ROOT };
+import { ownedBuffer } from '../body/owned-buffer.js';
 
 /**
- * The one line put before the template. It binds `data` from the request
- * body exactly as Typst's `json()` reads it, and ends with a newline so the
- * template's first line still starts a line (`= Title` stays a heading).
+ * The service's own files. Their names hold `~`, which no asset name may
+ * (assets are `A-Za-z0-9._-` segments), so no asset can shadow or read them.
+ * The main file sits in the root, so that relative paths in the template
+ * (`#image("logo.png")`) resolve from the root, where assets are mapped.
+ *
+ * Jobs take turns between two main file names. The compiler keeps the
+ * parsed main file of the last compile and edits it in place when the next
+ * one reads the same path, which would leave the end of a longer earlier
+ * template in memory; under a fresh name it parses anew, and the previous
+ * job's files are dropped (and, with the workers' malloc settings, wiped).
  */
-const REQUEST_FILE = '/request.json';
-const PREFIX = `#let data = json("${REQUEST_FILE}").data\n`;
+const MAIN_FILES = ['/~template-a.typ', '/~template-b.typ'] as const;
+/** The syntax probe (see hasSyntaxErrors) is parsed under a name of its own, for the same reason. */
+const PROBE_FILE = '/~probe.typ';
+const DATA_FILE = '/~data.json';
+
+/**
+ * The one line put before the template. It binds `data` exactly as Typst's
+ * `json()` reads it, and ends with a newline so the template's first line
+ * still starts a line (`= Title` stays a heading).
+ */
+const PREFIX = Buffer.from(`#let data = json("${DATA_FILE}")\n`);
 const PREFIX_LINES = 1;
 
 /** Same line count as PREFIX; stops evaluation at once if the template parses. */
 const PROBE_MARK = 'typst-pdf-service syntax probe';
-const SYNTAX_PROBE = `#panic("${PROBE_MARK}")\n`;
+const SYNTAX_PROBE = Buffer.from(`#panic("${PROBE_MARK}")\n`);
 
-/** `import`/`include` of a package literal, e.g. `#import "@preview/cetz:0.2.2"`. */
-const PACKAGE_IMPORT = /\b(?:import|include)\s*\(?\s*"@([a-z0-9_-]+)\/([a-z0-9_-]+):(\d+\.\d+\.\d+)"/gi;
+const BOM = [0xef, 0xbb, 0xbf];
 
 /** Settings the server passes to each worker. */
 export interface EngineOptions {
@@ -40,21 +62,27 @@ export interface EngineOptions {
   packagePath?: string;
 }
 
-export type RenderOutcome =
-  | { ok: true; pdf: Buffer; pages: number; warnings: Warning[] }
-  | { ok: false; failure: TemplateFailure };
+/** One compile: the request body and where its fields are. */
+export interface Job {
+  body: Buffer;
+  layout: BodyLayout;
+}
+
+export type RenderOutcome = { ok: true; pdf: Buffer; warnings: Warning[] } | { ok: false; failure: TemplateFailure };
 
 export class TypstEngine {
   private readonly compiler: NodeCompiler;
   private readonly positioning: Positioning;
-  /** Lower-case names of every family loaded, to warn about the others. */
-  private readonly knownFamilies: ReadonlySet<string>;
+  /** Every family loaded, to warn about the others. */
+  private readonly knownFamilies: FamilyNames;
+  /** Set while a job's files and cache are still held (see `render`). */
+  private dirty = false;
+  /** Jobs compiled, to take turns between the main file names. */
+  private jobs = 0;
+  private mainFile: string = MAIN_FILES[0];
 
   /** `fonts` are handed to the compiler once, here; without them only Typst's own fonts exist. */
-  constructor(
-    private readonly options: EngineOptions = {},
-    fonts?: FontCatalog,
-  ) {
+  constructor(options: EngineOptions = {}, fonts?: FontCatalog) {
     if (existsSync(VIRTUAL_ROOT)) {
       throw new Error(`${VIRTUAL_ROOT} exists on this host; the compiler's root must be an empty, non-existent path`);
     }
@@ -62,41 +90,51 @@ export class TypstEngine {
       workspace: VIRTUAL_ROOT,
       fontArgs: fonts ? [{ fontBlobs: fonts.blobs }] : [],
     });
-    this.knownFamilies = new Set((fonts?.families ?? []).map((f) => f.family.toLowerCase()));
+    this.knownFamilies = new FamilyNames((fonts?.families ?? []).map((f) => f.family));
     this.positioning = {
       prefixLines: PREFIX_LINES,
       hiddenPaths: [VIRTUAL_ROOT, options.packagePath ?? ''].filter(Boolean),
     };
   }
 
-  /** Set while a job's files and cache are still held (see `keepUntilClean`). */
-  private dirty = false;
-
   /**
-   * Compiles one template against the request body and leaves the compiler clean.
-   * With `keepUntilClean`, the caller calls clean() itself once it has sent the
-   * outcome: evicting the cache takes about 15% of a compile, and the client need
-   * not wait for it. The next render cleans first in any case.
+   * Compiles one job. The compiler keeps the job's files and memoized
+   * results until clean() (or the next render): the caller sends the
+   * outcome first, since evicting the cache takes about 15% of a compile
+   * and the client need not wait for it.
    */
-  render(body: Uint8Array, template: string, options: { keepUntilClean?: boolean } = {}): RenderOutcome {
+  render(job: Job): RenderOutcome {
     if (this.dirty) this.clean();
-    const missing = this.missingPackage(template);
-    if (missing) return { ok: false, failure: missing };
     this.dirty = true;
+    this.mainFile = VIRTUAL_ROOT + MAIN_FILES[this.jobs++ % MAIN_FILES.length];
+    const { body, layout } = job;
+    const template = unescapeJsonString(body, layout.template);
+    // A leading byte order mark is dropped, as the Typst CLI does, so line 1 keeps its meaning.
+    const bom = template[0] === BOM[0] && template[1] === BOM[1] && template[2] === BOM[2] ? 3 : 0;
+    const source = template.subarray(bom);
     try {
-      this.compiler.mapShadow(VIRTUAL_ROOT + REQUEST_FILE, Buffer.from(body.buffer, body.byteOffset, body.byteLength));
-      const result = this.compiler.compile({ mainFileContent: PREFIX + template });
-      const document = result.result;
-      const diagnostics = result.takeDiagnostics();
-      const raw: RawDiagnostic[] = diagnostics ? this.compiler.fetchDiagnostics(diagnostics) : [];
-      if (!document) {
-        return { ok: false, failure: toFailure(raw, this.hasSyntaxErrors(template), this.positioning) };
+      this.compiler.mapShadow(VIRTUAL_ROOT + DATA_FILE, body.subarray(layout.data.start, layout.data.end));
+      for (const asset of layout.assets) {
+        const name = unescapeJsonString(body, asset.name);
+        const content = decodeAssetValue(body, asset.value);
+        // The path is a string the binding needs; asset names are checked to be `A-Za-z0-9._-/` only.
+        this.compiler.mapShadow(`${VIRTUAL_ROOT}/${name.toString('latin1')}`, content);
+        content.fill(0);
+        name.fill(0);
       }
-      const pdf = this.compiler.pdf(document);
-      const warnings = [...toWarnings(raw, this.positioning), ...unknownFontWarnings(template, this.knownFamilies)];
-      return { ok: true, pdf, pages: document.numOfPages, warnings };
+      this.mapMain(PREFIX, source);
+      let pdf: Buffer;
+      try {
+        // Compiled and exported in one call: the document never becomes a JavaScript object,
+        // so it is freed (and wiped) as soon as the PDF is written, not whenever V8 collects it.
+        pdf = this.compiler.pdf({ mainFilePath: this.mainFile });
+      } catch {
+        return { ok: false, failure: adjustForBom(this.placeDataError(this.diagnose(source), body, layout), bom > 0) };
+      }
+      const warnings = unknownFontWarnings(source, this.knownFamilies);
+      return { ok: true, pdf, warnings };
     } finally {
-      if (!options.keepUntilClean) this.clean();
+      template.fill(0);
     }
   }
 
@@ -107,31 +145,56 @@ export class TypstEngine {
     this.dirty = false;
   }
 
+  /** Maps `prefix + source` as the file `path`; the binding copies it, and our copy is wiped. */
+  private mapMain(prefix: Buffer, source: Buffer, path = this.mainFile): void {
+    const main = ownedBuffer(prefix.length + source.length);
+    prefix.copy(main, 0);
+    source.copy(main, prefix.length);
+    this.compiler.mapShadow(path, main);
+    main.fill(0);
+  }
+
+  /** Why the main file did not compile: its first error, placed in the template as sent. */
+  private diagnose(source: Buffer): TemplateFailure {
+    const result = this.compiler.compile({ mainFilePath: this.mainFile });
+    const diagnostics = result.takeDiagnostics();
+    const raw: RawDiagnostic[] = diagnostics ? this.compiler.fetchDiagnostics(diagnostics) : [];
+    return toFailure(raw, this.hasSyntaxErrors(source), this.positioning);
+  }
+
   /**
    * Typst evaluates nothing when the file has syntax errors. Compiling the
    * template behind a line that panics tells the two cases apart: a parse
    * error comes back instead of the panic only if the template does not parse.
    */
-  private hasSyntaxErrors(template: string): boolean {
-    const result = this.compiler.compile({ mainFileContent: SYNTAX_PROBE + template });
+  private hasSyntaxErrors(source: Buffer): boolean {
+    this.mapMain(SYNTAX_PROBE, source, VIRTUAL_ROOT + PROBE_FILE);
+    const result = this.compiler.compile({ mainFilePath: VIRTUAL_ROOT + PROBE_FILE });
     const diagnostics = result.takeDiagnostics();
     if (!diagnostics) return false;
     const raw: RawDiagnostic[] = this.compiler.fetchDiagnostics(diagnostics);
     return !raw.some((d) => d.message.includes(PROBE_MARK));
   }
 
-  /** Packages are never downloaded: a literal import of one not provided fails at once. */
-  private missingPackage(template: string): TemplateFailure | null {
-    for (const match of template.matchAll(PACKAGE_IMPORT)) {
-      const [, namespace, name, version] = match as unknown as [string, string, string, string];
-      const dir = this.options.packagePath && join(this.options.packagePath, namespace, name, version);
-      if (dir && existsSync(dir)) continue;
-      const before = template.slice(0, match.index);
-      const line = before.split('\n').length;
-      const column = [...before.slice(before.lastIndexOf('\n') + 1)].length + 1;
-      const message = packageUnavailable(`@${namespace}/${name}:${version}`);
-      return { kind: 'evaluation', message, line, column };
-    }
-    return null;
+  /**
+   * Typst reads `data` from its own file, so a JSON error's "line L column C"
+   * counts from the start of the `data` value; the client sent the whole
+   * body, so the place is given in the body as sent.
+   */
+  private placeDataError(failure: TemplateFailure, body: Buffer, layout: BodyLayout): TemplateFailure {
+    if (failure.kind !== 'data') return failure;
+    const message = failure.message.replace(/at line (\d+) column (\d+)/, (_all, line: string, column: string) => {
+      const start = placeOf(body, layout.data.start);
+      const inData = { line: Number(line), column: Number(column) };
+      const inBody = inData.line === 1 ? { line: start.line, column: start.column + inData.column - 1 } : { line: start.line + inData.line - 1, column: inData.column };
+      return `at line ${inBody.line} column ${inBody.column} of the request body`;
+    });
+    return { ...failure, message };
   }
+}
+
+/** Columns on line 1 count the dropped byte order mark, as the template was sent. */
+function adjustForBom(failure: TemplateFailure, hadBom: boolean): TemplateFailure {
+  if (!hadBom || failure.kind === 'data' || failure.line !== 1 || failure.column === null) return failure;
+  return { ...failure, column: failure.column + 1 };
 }

@@ -1,17 +1,9 @@
 /**
- * Why a render did not produce a PDF. The HTTP layer maps each to its
- * status and message (src/http/errors.ts); these carry no request content
- * except TemplateError, whose message goes only to the same request's response.
+ * Why a render did not come back from a worker. The HTTP layer maps each
+ * to its status and message (src/http/errors.ts); none carries request
+ * content. A template that fails is not an error here: the worker answers
+ * it with its own 400 body (see RenderResult in pool.ts).
  */
-import type { TemplateFailure } from './protocol.js';
-
-/** The template failed to parse or to run (400). */
-export class TemplateError extends Error {
-  override name = 'TemplateError';
-  constructor(readonly failure: TemplateFailure) {
-    super('template failed');
-  }
-}
 
 /** The compile ran past the time limit; its worker was killed (422). */
 export class CompileTimeoutError extends Error {

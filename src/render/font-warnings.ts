@@ -1,79 +1,161 @@
-// Unknown-font detection for templates.
+// Unknown-font detection for templates, over the template's bytes.
 //
 // Typst 0.11.1 (as bundled in typst-ts-node-compiler 0.5.0-rc7) never warns
 // about an unknown font family: the "unknown font family" warning only exists
 // from Typst 0.12 on, and this binding drops all warnings of a successful
 // compile anyway (takeDiagnostics() is null). So the check is done here:
 // literal family names after `font:` in the source are looked up in the
-// families the worker loaded. Workers see no system fonts (FONTCONFIG_FILE is
-// /dev/null in their environment), so that list is complete. Names computed at
-// run time (variables, string concatenation) are not seen.
+// families the worker loaded. Workers see no system fonts, so that list is
+// complete. Names computed at run time (variables, concatenation) are not seen.
+//
+// The template arrives as bytes and never becomes a JavaScript string (see
+// DESIGN.md, zero data retention in memory), so the scan and the comparison
+// work on bytes, and a warning names the place of the family, not the family.
 
 import type { Warning } from './protocol.js';
+import { ownedBuffer } from '../body/owned-buffer.js';
 
-const FONT_ARG = /(?<![\w-])font\s*:\s*/g;
-const STRING_LITERAL = /"((?:[^"\\]|\\.)*)"/y;
+const FONT = Buffer.from('font');
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const OPEN = 0x28;
+const CLOSE = 0x29;
 
-function unescapeTypst(body: string): string {
-  return body.replace(/\\(["\\])/g, '$1');
+export const UNKNOWN_FONT = 'unknown font family (not among GET /v1/fonts; Typst uses a fallback font)';
+
+/** Family names, compared with bytes as Typst compares names: case-insensitively. */
+export class FamilyNames {
+  private readonly names: Buffer[];
+
+  constructor(families: Iterable<string>) {
+    this.names = [...families].map((family) => Buffer.from(family.toLowerCase()));
+  }
+
+  /** Whether `bytes[start, end)`, a family name as written (escapes already resolved), is one of the names. */
+  has(bytes: Uint8Array, start: number, end: number): boolean {
+    const length = end - start;
+    outer: for (const name of this.names) {
+      if (name.length !== length) continue;
+      for (let i = 0; i < length; i++) {
+        let b = bytes[start + i]!;
+        if (b >= 0x41 && b <= 0x5a) b += 0x20;
+        if (b !== name[i]) continue outer;
+      }
+      return true;
+    }
+    return false;
+  }
+}
+
+const isWordByte = (b: number) => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x5f || b === 0x2d;
+const isSpace = (b: number) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
+
+interface Literal {
+  /** Where the literal starts (its opening quote). */
+  at: number;
+  /** Index after its closing quote. */
+  end: number;
+  /** Its content without escapes, in a scratch buffer. */
+  name: Buffer;
+}
+
+/** A Typst string literal at `at` (a quote), unescaped into `scratch`; undefined if it does not close. */
+function readLiteral(source: Uint8Array, at: number, scratch: Buffer): Literal | undefined {
+  let length = 0;
+  for (let i = at + 1; i < source.length; i++) {
+    let b = source[i]!;
+    if (b === QUOTE) return { at, end: i + 1, name: scratch.subarray(0, length) };
+    if (b === BACKSLASH && (source[i + 1] === QUOTE || source[i + 1] === BACKSLASH)) b = source[++i]!;
+    if (length < scratch.length) scratch[length] = b;
+    length++;
+    if (length > scratch.length) return { at, end: i + 1, name: scratch.subarray(0, 0) }; // too long to be a family
+  }
+  return undefined;
 }
 
 /**
- * Literal family names given as `font: "X"` or `font: ("X", "Y", ...)`
- * (set rules and direct `text(...)` calls alike), without duplicates.
+ * Every literal family given as `font: "X"` or `font: ("X", "Y", ...)`, in
+ * set rules and direct calls alike, as the places where they are written.
+ * `visit` gets each literal; the scratch buffer it names is reused.
  */
-export function extractFontFamilies(source: string): string[] {
-  return [...new Set(findFontFamilies(source).map((f) => f.family))];
-}
-
-interface FamilyAt {
-  family: string;
-  /** Index of the string literal in the source. */
-  index: number;
-}
-
-function findFontFamilies(source: string): FamilyAt[] {
-  const found: FamilyAt[] = [];
-  for (const match of source.matchAll(FONT_ARG)) {
-    let at = match.index + match[0].length;
-    if (source[at] === '"') {
-      STRING_LITERAL.lastIndex = at;
-      const lit = STRING_LITERAL.exec(source);
-      if (lit) found.push({ family: unescapeTypst(lit[1]!), index: at });
-    } else if (source[at] === '(') {
-      // Collect the string literals up to the matching parenthesis.
-      let depth = 0;
-      for (; at < source.length; at++) {
-        const ch = source[at];
-        if (ch === '(') depth++;
-        else if (ch === ')' && --depth === 0) break;
-        else if (ch === '"') {
-          STRING_LITERAL.lastIndex = at;
-          const lit = STRING_LITERAL.exec(source);
-          if (!lit) break;
-          found.push({ family: unescapeTypst(lit[1]!), index: at });
-          at = STRING_LITERAL.lastIndex - 1;
+function forEachFontLiteral(source: Uint8Array, visit: (literal: Literal) => void): void {
+  const scratch = ownedBuffer(256);
+  const bytes = Buffer.from(source.buffer, source.byteOffset, source.byteLength);
+  try {
+    for (let found = bytes.indexOf(FONT); found !== -1; ) {
+      let at = found + FONT.length;
+      const next = () => bytes.indexOf(FONT, found + 1);
+      if (found > 0 && isWordByte(source[found - 1]!)) {
+        found = next();
+        continue;
+      }
+      while (at < source.length && isSpace(source[at]!)) at++;
+      if (source[at] !== COLON) {
+        found = next();
+        continue;
+      }
+      at++;
+      while (at < source.length && isSpace(source[at]!)) at++;
+      if (source[at] === QUOTE) {
+        const literal = readLiteral(source, at, scratch);
+        if (literal) visit(literal);
+      } else if (source[at] === OPEN) {
+        for (let depth = 0; at < source.length; at++) {
+          const b = source[at]!;
+          if (b === OPEN) depth++;
+          else if (b === CLOSE && --depth === 0) break;
+          else if (b === QUOTE) {
+            const literal = readLiteral(source, at, scratch);
+            if (!literal) break;
+            visit(literal);
+            at = literal.end - 1;
+          }
         }
       }
+      found = next();
+    }
+  } finally {
+    scratch.fill(0);
+  }
+}
+
+/** 1-based line and column (in characters) of byte `index`; CRLF, CR and LF end a line. */
+export function placeOf(source: Uint8Array, index: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < index; i++) {
+    const b = source[i]!;
+    if (b === 0x0a || (b === 0x0d && source[i + 1] !== 0x0a)) {
+      line++;
+      lineStart = i + 1;
     }
   }
-  return found;
+  let column = 1;
+  for (let i = lineStart; i < index; i++) if ((source[i]! & 0xc0) !== 0x80) column++;
+  return { line, column };
 }
 
 /**
- * One warning per family name the template asks for that is not loaded,
- * worded as Typst 0.12+ words it, with the 1-based line of its first mention.
- * `known` holds lower-case family names (Typst matches families case-insensitively).
+ * One warning per literal family name the template asks for that is not
+ * loaded (`known`), at the place of its first mention. Names are compared
+ * as Typst compares them (case-insensitively), and never copied out.
  */
-export function unknownFontWarnings(source: string, known: ReadonlySet<string>): Warning[] {
-  const warned = new Set<string>();
+export function unknownFontWarnings(source: Uint8Array, known: FamilyNames): Warning[] {
   const warnings: Warning[] = [];
-  for (const { family, index } of findFontFamilies(source)) {
-    const name = family.toLowerCase();
-    if (known.has(name) || warned.has(name)) continue;
-    warned.add(name);
-    const line = source.slice(0, index).split('\n').length;
-    warnings.push({ message: `unknown font family: ${name}`, line });
-  }
+  const warned: Buffer[] = [];
+  forEachFontLiteral(source, ({ at, name }) => {
+    if (known.has(name, 0, name.length)) return;
+    const lower = ownedBuffer(name.length);
+    name.copy(lower);
+    for (let i = 0; i < lower.length; i++) if (lower[i]! >= 0x41 && lower[i]! <= 0x5a) lower[i] = lower[i]! + 0x20;
+    if (warned.some((w) => w.equals(lower))) {
+      lower.fill(0);
+      return;
+    }
+    warned.push(lower);
+    warnings.push({ message: UNKNOWN_FONT, ...placeOf(source, at) });
+  });
+  for (const w of warned) w.fill(0);
   return warnings;
 }

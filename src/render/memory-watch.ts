@@ -1,17 +1,15 @@
 /**
  * Resident memory of a worker process, read from /proc (Linux only).
  *
- * The pool samples a busy worker every MEMORY_SAMPLE_MS and kills it once it
- * holds more than the cap. RSS is what the machine actually gives the
+ * The pool samples each busy worker on its supervisor's tick (pool.ts) and
+ * kills it once it holds more than the cap; a worker also reports its
+ * memory with each outcome. RSS is what the machine actually gives the
  * process; an address-space limit (RLIMIT_AS) is not used because V8 and the
  * compiler reserve far more virtual memory than they ever touch.
  */
 import { readFileSync } from 'node:fs';
 
-/** How often a busy worker's memory is read. */
-export const MEMORY_SAMPLE_MS = 50;
-
-const PAGE_BYTES = 4096;
+export const PAGE_BYTES = 4096;
 
 /**
  * Resident set size of `pid` in bytes, or undefined when it cannot be read
@@ -26,22 +24,6 @@ export function residentBytes(pid: number): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * Calls `onExceeded` once when `pid` holds more than `limitBytes`; checks
- * every MEMORY_SAMPLE_MS until stopped. Returns the stop function.
- */
-export function watchMemory(pid: number, limitBytes: number, onExceeded: () => void): () => void {
-  const timer = setInterval(() => {
-    const rss = residentBytes(pid);
-    if (rss !== undefined && rss > limitBytes) {
-      clearInterval(timer);
-      onExceeded();
-    }
-  }, MEMORY_SAMPLE_MS);
-  timer.unref();
-  return () => clearInterval(timer);
 }
 
 /**

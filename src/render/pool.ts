@@ -1,26 +1,32 @@
 /**
  * The render pool: N worker processes, one job each at a time, a bounded
- * queue in front, and supervision behind. A job that overruns the compile
- * limit gets its worker killed; a worker that dies, overruns or has served
- * its quota is replaced, and the jobs beside it are not disturbed.
+ * queue in front (job-queue.ts), and supervision behind. A job that overruns
+ * the compile limit gets its worker killed; a worker that dies, overruns,
+ * goes silent or has served its quota is replaced, and the jobs beside it
+ * are not disturbed. Spare workers, started and idle, take the place of a
+ * worker that ends, so a crash costs no cold start.
+ *
+ * Each worker has a pipe of its own for frames of raw bytes (frames.ts):
+ * the request body goes in as it was received, the PDF or the error answer
+ * comes out, and neither becomes a JavaScript string here.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import type { BodyLayout } from '../body/json-check.js';
 import type { EngineOptions } from './engine.js';
-import {
-  CompileTimeoutError,
-  MemoryLimitError,
-  PoolUnavailableError,
-  TemplateError,
-  WorkerCrashError,
-} from './errors.js';
+import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from './errors.js';
 import type { FontFamilyInfo } from './fonts.js';
-import { residentBytes, watchAllocationFailure, watchMemory } from './memory-watch.js';
-import type { JobMessage, Warning, WorkerMessage } from './protocol.js';
+import { FrameReader, FrameType, readOutcome, writeJob, type Frame } from './frames.js';
+import { JobQueue, release, type Waiting } from './job-queue.js';
+import { residentBytes, watchAllocationFailure } from './memory-watch.js';
+import type { ControlMessage } from './protocol.js';
 
 export interface PoolOptions {
   size: number;
+  /** Started, idle workers kept in reserve to replace one that ends. */
+  spares: number;
   /** Compile limit per job; the worker is killed past it. */
   timeoutMs: number;
   /** Jobs allowed to wait; past it, new jobs are refused at once. */
@@ -32,25 +38,28 @@ export interface PoolOptions {
   /** Resident memory a worker may hold, in bytes; past it the worker is killed (0: no cap). */
   memoryLimitBytes?: number;
   engine: EngineOptions;
-  /** Environment of worker processes (see workerEnvironment in main). */
+  /** Environment of worker processes (see sandbox.ts). */
   env: NodeJS.ProcessEnv;
   /** Worker entry script; defaults to the compiled worker.js beside this file. */
   workerScript?: string;
 }
 
+/** A checked request body and where its fields are; the caller owns and wipes the body. */
 export interface RenderInput {
-  body: Uint8Array;
-  template: string;
+  body: Buffer;
+  layout: BodyLayout;
 }
 
-export interface RenderResult {
-  pdf: Buffer;
-  pages: number;
-  compileMs: number;
-  warnings: Warning[];
-}
+/**
+ * What the worker answered. `frame` holds the answer's bytes (`pdf` or
+ * `errorBody` are views into it); the caller zero-fills it once sent.
+ */
+export type RenderResult =
+  | { kind: 'pdf'; pdf: Buffer; warnings: string | undefined; compileMs: number; frame: Buffer }
+  | { kind: 'failed'; status: number; errorBody: Buffer; compileMs: number; frame: Buffer };
 
-export type RestartReason = 'timeout' | 'memory' | 'crash' | 'recycle';
+/** Why a worker was replaced: `unresponsive` is a worker that did not take a job it was given. */
+export type RestartReason = 'timeout' | 'memory' | 'crash' | 'recycle' | 'unresponsive';
 
 export interface PoolStats {
   size: number;
@@ -58,28 +67,26 @@ export interface PoolStats {
   busy: number;
   queued: number;
   queueLimit: number;
+  /** Spare workers started and waiting to replace one. */
+  spare: number;
 }
 
-interface Pending {
-  input: RenderInput;
-  resolve: (result: RenderResult) => void;
-  reject: (error: Error) => void;
-  queueTimer?: NodeJS.Timeout;
-  onAbort?: () => void;
-  signal?: AbortSignal;
-}
+type Job = Waiting<RenderInput, RenderResult>;
 
-interface Running extends Pending {
+interface Running extends Job {
   id: number;
-  timer: NodeJS.Timeout;
-  /** Stops the memory sampling of this job's worker. */
-  stopWatch: () => void;
+  /** When the job was handed to the worker (performance.now()). */
+  since: number;
   /** The worker acknowledged the job: from then on its death is the job's failure. */
   started?: boolean;
 }
 
 interface Slot {
   child: ChildProcess;
+  /** The worker's frame pipe. */
+  pipe: Socket;
+  /** A spare takes no job until it replaces a worker that ended. */
+  role: 'worker' | 'spare';
   state: 'starting' | 'idle' | 'busy' | 'stopping';
   jobs: number;
   running?: Running;
@@ -91,21 +98,47 @@ interface Slot {
 
 const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 
+/**
+ * Node flags of a worker (none of the server's own are passed on). After a
+ * template fails, its error message has been a JavaScript string in the
+ * worker: the worker then runs a full garbage collection (`--expose-gc`),
+ * and V8 zero-fills the memory it frees (`--clear-free-memory`).
+ */
+const WORKER_NODE_FLAGS = ['--expose-gc', '--clear-free-memory'];
+
+/**
+ * A worker acknowledges a job as soon as it reads it, once it has finished
+ * clearing the previous job (at most a fraction of that job's compile). One
+ * that stays silent this long (stopped, or stuck) is replaced, and the job,
+ * which never started, goes to another worker.
+ */
+export const ACK_TIMEOUT_MS = 2000;
+
+/**
+ * How often the pool looks at its busy workers: compile time limit, silence
+ * and memory cap are all checked on this one tick, not with timers per job.
+ */
+export const SUPERVISE_MS = 50;
+
 export class RenderPool extends EventEmitter {
   private readonly slots = new Set<Slot>();
-  private readonly queue: Pending[] = [];
+  private readonly queue: JobQueue<RenderInput, RenderResult>;
   private nextJobId = 1;
   private loadedFonts: FontFamilyInfo[] = [];
   private closing = false;
   private consecutiveStartFailures = 0;
+  private supervisor?: NodeJS.Timeout;
 
   constructor(private readonly options: PoolOptions) {
     super();
+    this.queue = new JobQueue(options.queueTimeoutMs);
   }
 
-  /** Starts every worker and resolves when all are ready; rejects if the engine cannot start. */
+  /** Starts every worker and resolves when all are ready (spares follow); rejects if the engine cannot start. */
   async start(): Promise<void> {
-    await Promise.all(Array.from({ length: this.options.size }, () => this.spawn()));
+    this.supervisor = setInterval(() => this.supervise(), SUPERVISE_MS).unref();
+    await Promise.all(Array.from({ length: this.options.size }, () => this.spawn('worker')));
+    this.topUpSpares();
   }
 
   /** Queues one compile. Rejects with one of the errors of ./errors.ts. */
@@ -116,40 +149,26 @@ export class RenderPool extends EventEmitter {
       return Promise.reject(new PoolUnavailableError('queue_full'));
     }
     return new Promise<RenderResult>((resolve, reject) => {
-      const pending: Pending = { input, resolve, reject, signal };
-      if (idle) return this.run(idle, pending);
-      this.enqueue(pending, 'back');
+      const job: Job = { input, resolve, reject, signal };
+      if (idle) this.run(idle, job);
+      else this.queue.add(job, 'back');
     });
-  }
-
-  /** Queues a job with its queue deadline; a client that goes away while it waits drops it. */
-  private enqueue(pending: Pending, end: 'front' | 'back'): void {
-    pending.queueTimer = setTimeout(() => {
-      this.unqueue(pending);
-      pending.reject(new PoolUnavailableError('queue_timeout'));
-    }, this.options.queueTimeoutMs);
-    if (pending.signal) {
-      pending.onAbort = () => {
-        this.unqueue(pending);
-        pending.reject(new PoolUnavailableError('client_gone'));
-      };
-      pending.signal.addEventListener('abort', pending.onAbort, { once: true });
-    }
-    if (end === 'front') this.queue.unshift(pending);
-    else this.queue.push(pending);
   }
 
   stats(): PoolStats {
     let ready = 0;
     let busy = 0;
+    let spare = 0;
     for (const slot of this.slots) {
-      if (slot.state === 'idle') ready++;
-      if (slot.state === 'busy') {
+      if (slot.role === 'spare') {
+        if (slot.state === 'idle') spare++;
+      } else if (slot.state === 'idle') ready++;
+      else if (slot.state === 'busy') {
         ready++;
         busy++;
       }
     }
-    return { size: this.options.size, ready, busy, queued: this.queue.length, queueLimit: this.options.queueLimit };
+    return { size: this.options.size, ready, busy, queued: this.queue.length, queueLimit: this.options.queueLimit, spare };
   }
 
   /** The font families the workers loaded, as the last worker to start reported them. */
@@ -157,7 +176,7 @@ export class RenderPool extends EventEmitter {
     return this.loadedFonts;
   }
 
-  /** Process ids of the live workers (for tests and operators). */
+  /** Process ids of the live workers, spares included (for tests and operators). */
   pids(): number[] {
     return [...this.slots].map((s) => s.child.pid).filter((pid): pid is number => pid !== undefined);
   }
@@ -168,14 +187,12 @@ export class RenderPool extends EventEmitter {
    */
   async close(graceMs = 0): Promise<void> {
     this.closing = true;
-    for (const pending of this.queue.splice(0)) {
-      this.release(pending);
-      pending.reject(new PoolUnavailableError('shutting_down'));
-    }
+    this.queue.clear('shutting_down');
     const deadline = Date.now() + graceMs;
     while (this.stats().busy > 0 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 20));
     }
+    clearInterval(this.supervisor);
     await Promise.all(
       [...this.slots].map(
         (slot) =>
@@ -189,36 +206,42 @@ export class RenderPool extends EventEmitter {
     );
   }
 
-  private spawn(): Promise<void> {
+  private spawn(role: Slot['role']): Promise<void> {
     const child = fork(this.options.workerScript ?? DEFAULT_WORKER, [JSON.stringify(this.options.engine)], {
-      serialization: 'advanced',
       env: this.options.env,
-      execArgv: [],
-      // Rust and Node diagnostics can quote template content: never let them reach the server's output.
-      // stderr is read only to notice a failed allocation (see memory-watch.ts).
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      execArgv: WORKER_NODE_FLAGS,
+      // fd 3: the frame pipe. Rust and Node diagnostics can quote template content: never let them
+      // reach the server's output; stderr is read only to notice a failed allocation (memory-watch.ts).
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'ipc'],
     });
-    const slot: Slot = { child, state: 'starting', jobs: 0 };
+    const pipe = child.stdio[3] as Socket;
+    const slot: Slot = { child, pipe, role, state: 'starting', jobs: 0 };
     watchAllocationFailure(child.stderr!, () => (slot.allocationFailed = true));
+    const reader = new FrameReader((frame) => this.onFrame(slot, frame));
+    pipe.on('data', (chunk: Buffer) => {
+      try {
+        reader.push(chunk);
+      } catch {
+        chunk.fill(0);
+        this.kill(slot, 'crash'); // a broken frame: the worker is not to be trusted with another job
+      }
+    });
+    pipe.on('close', () => reader.discard());
+    pipe.on('error', () => undefined); // the worker's exit reports it
     this.slots.add(slot);
     return new Promise<void>((resolve, reject) => {
       let settled = false;
-      child.on('message', (message: WorkerMessage) => {
+      child.on('message', (message: ControlMessage) => {
         if (message.type === 'ready') {
           settled = true;
           this.consecutiveStartFailures = 0;
           slot.state = 'idle';
           this.loadedFonts = message.fonts;
-          this.emit('ready', { pid: child.pid, startMs: message.startMs, fontBytes: message.fontBytes });
           resolve();
           this.dispatch();
-        } else if (message.type === 'started') {
-          if (slot.running?.id === message.id) slot.running.started = true;
         } else if (message.type === 'fatal') {
           settled = true;
           reject(new Error(message.message));
-        } else {
-          this.finish(slot, message);
         }
       });
       child.on('error', () => {
@@ -236,63 +259,96 @@ export class RenderPool extends EventEmitter {
     });
   }
 
+  private onFrame(slot: Slot, frame: Frame): void {
+    if (frame.type === FrameType.Started) {
+      const running = slot.running;
+      if (running?.id === frame.id) running.started = true;
+      return;
+    }
+    if (frame.type === FrameType.Done || frame.type === FrameType.Failed) return this.finish(slot, frame);
+    frame.bytes.fill(0);
+  }
+
   private onExit(slot: Slot): void {
     const wasReady = slot.state !== 'starting';
     const reason: RestartReason = slot.killedFor ?? (slot.allocationFailed ? 'memory' : 'crash');
     const running = slot.running;
     slot.running = undefined;
-    if (running && reason === 'crash' && !running.started && !this.closing) {
-      // The worker died before it had the job (killed from outside while idle): the job never ran, so it waits for the next worker.
-      clearTimeout(running.timer);
-      running.stopWatch();
-      this.requeue(running);
-    } else if (running) {
-      clearTimeout(running.timer);
-      running.stopWatch();
-      this.release(running);
-      // Cut off by close() past the shutdown deadline: the client may retry elsewhere.
-      if (this.closing && !slot.killedFor) running.reject(new PoolUnavailableError('shutting_down'));
-      else if (reason === 'timeout') running.reject(new CompileTimeoutError('compile exceeded the time limit'));
+    if (running) {
+      if (!running.started && !this.closing) {
+        // The worker ended before it had the job (killed while idle, or silent): the job never ran,
+        // so it waits for the next worker, at the head of the queue.
+        this.queue.add(running, 'front');
+      } else if (this.closing && !slot.killedFor) {
+        // Cut off by close() past the shutdown deadline: the client may retry elsewhere.
+        running.reject(new PoolUnavailableError('shutting_down'));
+      } else if (reason === 'timeout') running.reject(new CompileTimeoutError('compile exceeded the time limit'));
       else if (reason === 'memory') running.reject(new MemoryLimitError('compile exceeded the memory limit'));
       else running.reject(new WorkerCrashError('worker exited during the compile'));
     }
     if (this.closing) return;
     this.emit('restart', { reason });
     if (!wasReady) this.consecutiveStartFailures++;
-    // A worker that cannot even start is retried with a growing pause, not in a tight loop.
-    const delay = Math.min(100 * 2 ** Math.max(0, this.consecutiveStartFailures - 1), 5000);
-    setTimeout(() => {
-      if (!this.closing) this.spawn().catch(() => undefined);
-    }, this.consecutiveStartFailures ? delay : 0).unref();
+    if (slot.role === 'worker') {
+      const spare = [...this.slots].find((s) => s.role === 'spare' && s.state === 'idle');
+      if (spare) {
+        spare.role = 'worker';
+        this.dispatch();
+      } else this.respawn('worker');
+    }
+    this.topUpSpares();
+  }
+
+  /** Starts workers until the spares the pool keeps are there (or on their way). */
+  private topUpSpares(): void {
+    if (this.closing) return;
+    const spares = [...this.slots].filter((s) => s.role === 'spare' && s.state !== 'stopping').length;
+    for (let i = spares; i < this.options.spares; i++) this.respawn('spare');
+  }
+
+  /** Starts a worker; one that cannot even start is retried with a growing pause, not in a tight loop. */
+  private respawn(role: Slot['role']): void {
+    const delay = this.consecutiveStartFailures ? Math.min(100 * 2 ** (this.consecutiveStartFailures - 1), 5000) : 0;
+    const start = () => {
+      if (!this.closing) this.spawn(role).catch(() => undefined);
+    };
+    if (delay === 0) start();
+    else setTimeout(start, delay).unref();
   }
 
   private idleSlot(): Slot | undefined {
-    for (const slot of this.slots) if (slot.state === 'idle') return slot;
+    for (const slot of this.slots) if (slot.role === 'worker' && slot.state === 'idle') return slot;
     return undefined;
   }
 
   private dispatch(): void {
     let slot: Slot | undefined;
     while (this.queue.length > 0 && (slot = this.idleSlot())) {
-      const pending = this.queue.shift()!;
-      this.run(slot, pending);
+      this.run(slot, this.queue.take()!);
     }
   }
 
-  private run(slot: Slot, pending: Pending): void {
-    if (pending.queueTimer) clearTimeout(pending.queueTimer);
+  private run(slot: Slot, job: Job): void {
     const id = this.nextJobId++;
-    const timer = setTimeout(() => this.kill(slot, 'timeout'), this.options.timeoutMs);
-    const limit = this.options.memoryLimitBytes ?? 0;
-    const pid = slot.child.pid;
-    const stopWatch = limit > 0 && pid !== undefined ? watchMemory(pid, limit, () => this.kill(slot, 'memory')) : () => undefined;
-    slot.running = { ...pending, id, timer, stopWatch };
+    slot.running = { ...job, id, since: performance.now() };
     slot.state = 'busy';
-    const message: JobMessage = { type: 'job', id, body: pending.input.body, template: pending.input.template };
-    slot.child.send(message);
+    writeJob(slot.pipe, id, job.input.body, job.input.layout);
   }
 
-  /** Ends a worker on purpose; its running job is rejected with the reason's error on exit. */
+  /** The supervisor's tick: ends a worker past the compile limit, silent past ACK_TIMEOUT_MS, or over the memory cap. */
+  private supervise(): void {
+    const now = performance.now();
+    const limit = this.options.memoryLimitBytes ?? 0;
+    for (const slot of this.slots) {
+      const running = slot.state === 'busy' ? slot.running : undefined;
+      if (!running) continue;
+      if (now - running.since > this.options.timeoutMs) this.kill(slot, 'timeout');
+      else if (!running.started && now - running.since > ACK_TIMEOUT_MS) this.kill(slot, 'unresponsive');
+      else if (limit > 0 && slot.child.pid !== undefined && (residentBytes(slot.child.pid) ?? 0) > limit) this.kill(slot, 'memory');
+    }
+  }
+
+  /** Ends a worker on purpose; its running job is rejected (or requeued) with the reason on exit. */
   private kill(slot: Slot, reason: RestartReason): void {
     if (slot.state === 'stopping') return;
     slot.killedFor = reason;
@@ -300,52 +356,27 @@ export class RenderPool extends EventEmitter {
     slot.child.kill('SIGKILL');
   }
 
-  private finish(slot: Slot, message: Exclude<WorkerMessage, { type: 'ready' | 'fatal' | 'started' }>): void {
+  private finish(slot: Slot, frame: Frame): void {
     const running = slot.running;
-    if (!running || running.id !== message.id) return;
-    clearTimeout(running.timer);
-    running.stopWatch();
+    if (!running || running.id !== frame.id) return void frame.bytes.fill(0);
     slot.running = undefined;
     slot.jobs++;
-    this.release(running);
-    if (message.type === 'done') {
-      const pdf = Buffer.from(message.pdf.buffer, message.pdf.byteOffset, message.pdf.byteLength);
-      running.resolve({ pdf, pages: message.pages, compileMs: message.compileMs, warnings: message.warnings });
+    release(running);
+    const outcome = readOutcome(frame);
+    if (outcome.kind === 'done') {
+      const warnings = outcome.warnings.length > 0 ? outcome.warnings.toString('latin1') : undefined;
+      running.resolve({ kind: 'pdf', pdf: outcome.pdf, warnings, compileMs: outcome.compileMs, frame: frame.bytes });
     } else {
-      running.reject(new TemplateError(message.failure));
+      running.resolve({ kind: 'failed', status: outcome.status, errorBody: outcome.errorBody, compileMs: outcome.compileMs, frame: frame.bytes });
     }
     if (this.options.maxJobsPerWorker > 0 && slot.jobs >= this.options.maxJobsPerWorker) {
       this.kill(slot, 'recycle');
-    } else if (this.overMemory(slot)) {
+    } else if ((this.options.memoryLimitBytes ?? 0) > 0 && outcome.residentBytes > this.options.memoryLimitBytes!) {
       // The job peaked between two samples and kept the memory: the next job starts in a fresh worker.
       this.kill(slot, 'memory');
     } else {
       slot.state = 'idle';
     }
     this.dispatch();
-  }
-
-  private overMemory(slot: Slot): boolean {
-    const limit = this.options.memoryLimitBytes ?? 0;
-    const rss = limit > 0 && slot.child.pid !== undefined ? residentBytes(slot.child.pid) : undefined;
-    return rss !== undefined && rss > limit;
-  }
-
-  /** Puts a job that never ran back at the head of the queue, with a fresh queue deadline. */
-  private requeue(running: Running): void {
-    this.release(running);
-    const { input, resolve, reject, signal } = running;
-    this.enqueue({ input, resolve, reject, signal }, 'front');
-  }
-
-  private unqueue(pending: Pending): void {
-    const index = this.queue.indexOf(pending);
-    if (index >= 0) this.queue.splice(index, 1);
-    this.release(pending);
-  }
-
-  private release(pending: Pending): void {
-    if (pending.queueTimer) clearTimeout(pending.queueTimer);
-    if (pending.onAbort) pending.signal?.removeEventListener('abort', pending.onAbort);
   }
 }

@@ -1,33 +1,23 @@
 /**
- * Messages between the server and a worker process (IPC with Node's
- * "advanced" serialization, so byte arrays travel without base64).
+ * What a worker tells the server. Control messages of a worker's start go
+ * over Node's IPC channel (they carry no request content); jobs and their
+ * outcomes travel as frames of raw bytes on the worker's own pipe (frames.ts).
  */
 import type { FontFamilyInfo } from './fonts.js';
 
-/** One compile: the raw request body (Typst reads `data` from it) and the template. */
-export interface JobMessage {
-  type: 'job';
-  id: number;
-  /** The request body as sent: a JSON object whose `data` field becomes `data`. */
-  body: Uint8Array;
-  template: string;
-}
-
 export interface Warning {
   message: string;
-  /** 1-based line in the template as sent, when Typst gives one. */
+  /** 1-based line in the template as sent, when known. */
   line: number | null;
+  /** 1-based column (in characters) in the template as sent, when known. */
+  column?: number | null;
 }
 
-/** Why a template failed, as the HTTP layer words it. */
+/** Why a template failed, as the HTTP layer words it (src/messages.ts). */
 export type TemplateFailure =
   | { kind: 'syntax' | 'evaluation'; message: string; line: number | null; column: number | null }
   | { kind: 'data'; message: string };
 
-export type WorkerMessage =
-  | { type: 'ready'; typstVersion: string; startMs: number; fonts: FontFamilyInfo[]; fontBytes: number }
-  | { type: 'fatal'; message: string }
-  /** The worker has the job and is about to compile it (sent before the compile blocks the worker). */
-  | { type: 'started'; id: number }
-  | { type: 'done'; id: number; pdf: Uint8Array; pages: number; compileMs: number; warnings: Warning[] }
-  | { type: 'failed'; id: number; failure: TemplateFailure; compileMs: number };
+export type ControlMessage =
+  | { type: 'ready'; fonts: FontFamilyInfo[] }
+  | { type: 'fatal'; message: string };

@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { VIRTUAL_ROOT } from './virtual-root.js';
 
 const UNREACHABLE_PROXY = 'http://0.0.0.0:0';
+/** The byte freed memory is filled with in workers (any non-zero byte; 0xA5 is easy to spot in a dump). */
+const FREED_MEMORY_FILL = 0xa5;
 
 export interface Sandbox {
   env: NodeJS.ProcessEnv;
@@ -50,6 +52,9 @@ export function createSandbox(packagePath: string | undefined): Sandbox {
     // No system fonts: documents look the same on every host, and the fonts
     // the worker reports (GET /v1/fonts) are exactly the fonts it has.
     FONTCONFIG_FILE: '/dev/null',
+    // glibc's malloc fills every block it frees with this byte: the compiler frees a job's
+    // sources, data and layout without clearing them, and this wipes them as they go.
+    GLIBC_TUNABLES: `glibc.malloc.perturb=${FREED_MEMORY_FILL}:glibc.malloc.tcache_count=0`,
   };
   return { env, dispose };
 }

@@ -1,17 +1,47 @@
 /**
- * Worker process entry: holds one Typst engine, compiles one job at a time
- * and answers over IPC. It is killed from outside when a job overruns;
- * it writes nothing to disk and logs nothing of a job.
+ * Worker process entry: holds one Typst engine and compiles one job at a
+ * time. Jobs arrive, and outcomes leave, as frames of raw bytes on fd 3
+ * (frames.ts); the IPC channel carries only the start (ready or fatal).
+ * The server kills it when a job overruns; it writes nothing to disk, logs
+ * nothing of a job, and wipes every buffer of a job once it is sent.
  */
+import { openSync, readSync } from 'node:fs';
+import { Socket, type SocketConstructorOpts } from 'node:net';
 import { Worker } from 'node:worker_threads';
+import { jsonErrorBody } from '../body/error-body.js';
+import { templateMessage, warningsHeader } from '../messages.js';
 import type { EngineOptions, TypstEngine } from './engine.js';
 import type { FontCatalog } from './fonts.js';
-import type { JobMessage, WorkerMessage } from './protocol.js';
-import { TYPST_VERSION } from './typst-version.js';
+import { frameOnRead, FrameType, readJob, writeDone, writeFailed, writeStarted, type Frame } from './frames.js';
+import { PAGE_BYTES } from './memory-watch.js';
+import type { ControlMessage } from './protocol.js';
 
-export { TYPST_VERSION };
+/** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
+const FRAME_FD = 3;
 
-function send(message: WorkerMessage): void {
+/**
+ * After a failed template: Typst's diagnostics became JavaScript strings
+ * here (the binding gives them no other way), and they quote the template.
+ * V8 keeps the subject of the last regular expression match alive
+ * (`RegExp.lastMatch`), so a match on a constant string lets it go; then a
+ * full collection frees them all, and `--clear-free-memory` (see pool.ts)
+ * zero-fills what it frees.
+ */
+function forgetErrorStrings(): void {
+  /x/.exec('x');
+  (globalThis as { gc?: (options: { type: 'major'; execution: 'sync' }) => void }).gc?.({ type: 'major', execution: 'sync' });
+}
+
+/** This process's resident memory, from /proc/self/statm kept open (one read per job). */
+const statm = openSync('/proc/self/statm', 'r');
+const statmText = Buffer.alloc(128);
+function residentBytes(): number {
+  const length = readSync(statm, statmText, 0, statmText.length, 0);
+  const fields = statmText.toString('latin1', 0, length).split(' ');
+  return Number(fields[1]) * PAGE_BYTES;
+}
+
+function send(message: ControlMessage): void {
   process.send?.(message);
 }
 
@@ -31,6 +61,16 @@ function exitWithParent(): void {
   process.on('disconnect', () => process.exit(0));
 }
 
+/**
+ * SIGINT and SIGTERM sent to the whole process group (Ctrl-C in a terminal,
+ * a stop of the service's group) must not cut off compiles in flight: the
+ * server alone decides when a worker ends, and it uses SIGKILL.
+ */
+function ignoreGroupSignals(): void {
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => undefined);
+}
+
 /** The error and, for the binding's "Failed to load native binding", the first line of each attempt's cause. */
 function startFailure(error: unknown): string {
   const { message, cause } = error as Error;
@@ -39,7 +79,7 @@ function startFailure(error: unknown): string {
 }
 
 async function main(): Promise<void> {
-  const started = performance.now();
+  ignoreGroupSignals();
   const options = JSON.parse(process.argv[2] ?? '{}') as EngineOptions;
   exitWithParent();
   let engine: TypstEngine;
@@ -54,28 +94,36 @@ async function main(): Promise<void> {
     send({ type: 'fatal', message: `Typst engine failed to start: ${startFailure(error)}` });
     process.exit(1);
   }
-  const startMs = performance.now() - started;
-  send({ type: 'ready', typstVersion: TYPST_VERSION, startMs, fonts: fonts.families, fontBytes: fonts.totalBytes });
 
-  process.on('message', (job: JobMessage) => {
-    if (job?.type !== 'job') return;
+  // `onread` (documented for net.Socket, missing from its constructor's types): reads land in the frame's own buffer.
+  const pipe = new Socket({ fd: FRAME_FD, readable: true, writable: true, onread: frameOnRead(onFrame) } as SocketConstructorOpts);
+  pipe.on('error', () => process.exit(0));
+  pipe.on('end', () => process.exit(0));
+  send({ type: 'ready', fonts: fonts.families });
+
+  function onFrame(frame: Frame): void {
+    if (frame.type !== FrameType.Job) return void frame.bytes.fill(0);
     // Acknowledged before compiling, so the pool knows a worker that dies from here on died with the job.
-    process.send?.({ type: 'started', id: job.id } satisfies WorkerMessage, () => compile(job));
-  });
+    writeStarted(pipe, frame.id, () => compile(frame));
+  }
 
-  function compile(job: JobMessage): void {
+  function compile(frame: Frame): void {
     const begun = performance.now();
-    // The answer goes out before the cache is evicted; the eviction still ends this job, before the next one.
-    const outcome = engine.render(job.body, job.template, { keepUntilClean: true });
-    const compileMs = performance.now() - begun;
+    const outcome = engine.render(readJob(frame));
+    const report = { compileMs: performance.now() - begun, residentBytes: residentBytes() };
     if (outcome.ok) {
-      send({ type: 'done', id: job.id, pdf: outcome.pdf, pages: outcome.pages, compileMs, warnings: outcome.warnings });
-      outcome.pdf.fill(0); // serialized by send(); our copy is wiped
+      const warnings = Buffer.from(outcome.warnings.length > 0 ? warningsHeader(outcome.warnings) : '', 'latin1');
+      writeDone(pipe, frame.id, report, warnings, outcome.pdf, () => outcome.pdf.fill(0));
     } else {
-      send({ type: 'failed', id: job.id, failure: outcome.failure, compileMs });
+      // Typst's message quotes the template: built once, as bytes, and wiped once written.
+      const body = jsonErrorBody(templateMessage(outcome.failure));
+      writeFailed(pipe, frame.id, report, 400, body, () => body.fill(0));
     }
+    frame.bytes.fill(0);
+    // The answer is on its way; the cache eviction still ends this job, before the next one is read.
     engine.clean();
-    job.body.fill(0);
+    // Once this function has returned, nothing refers to the message any more.
+    if (!outcome.ok) setImmediate(forgetErrorStrings);
   }
 }
 

@@ -19,9 +19,16 @@ export interface Service {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startService(env: Record<string, string> = {}): Promise<Service> {
-  const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, WORKERS: '2', LOG_LEVEL: 'info', ...env },
+export interface StartOptions {
+  /** A command the service is started through, e.g. `['prlimit', '--core=unlimited', '--']`. */
+  prefix?: string[];
+}
+
+export async function startService(env: Record<string, string> = {}, options: StartOptions = {}): Promise<Service> {
+  const [command = process.execPath, ...args] = [...(options.prefix ?? []), process.execPath, MAIN];
+  const child = spawn(command, args, {
+    // No spare worker unless a test asks for one: each would be one more process to start on a 2-core machine.
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, WORKERS: '2', SPARE_WORKERS: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -91,6 +98,15 @@ export async function generate(service: Service, body: unknown, options: Generat
     headers,
     body: (typeof body === "string" || body instanceof Uint8Array ? body : JSON.stringify(body)) as BodyInit,
   });
+}
+
+/**
+ * Log lines reach the output in batches, at most LOG_FLUSH_MS apart (main.ts):
+ * waits long enough for every line of what happened so far to be written.
+ */
+export const LOG_FLUSH_MS = 100;
+export function logsWritten(): Promise<void> {
+  return new Promise((r) => setTimeout(r, 3 * LOG_FLUSH_MS));
 }
 
 /** Waits until the pool reports all workers ready again. */

@@ -1,0 +1,48 @@
+/**
+ * The rules for an asset's name (DESIGN.md, "Assets"): a relative path of
+ * segments of `A-Za-z0-9._-` joined by `/`, no `.` or `..` segment, no
+ * leading `/`, no empty segment, at most 255 characters. Checked on the
+ * name's bytes after JSON unescaping; the name never becomes a string here.
+ */
+import type { Range } from './json-check.js';
+import { unescapeJsonString } from './json-string.js';
+
+export const MAX_ASSET_NAME = 255;
+
+const SLASH = 0x2f;
+const DOT = 0x2e;
+
+const allowed = (b: number) =>
+  (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) || b === DOT || b === 0x5f || b === 0x2d;
+
+/** What is wrong with the name in `bytes` (unescaped), or null. */
+export function nameProblem(bytes: Uint8Array): string | null {
+  if (bytes.length === 0) return 'name must not be empty';
+  if (bytes[0] === SLASH) return 'name must be a relative path: it must not start with "/"';
+  let segmentStart = 0;
+  for (let i = 0; i <= bytes.length; i++) {
+    const b = i < bytes.length ? bytes[i]! : SLASH;
+    if (b === SLASH) {
+      const length = i - segmentStart;
+      if (length === 0) return 'name has an empty path segment';
+      if ((length === 1 && bytes[segmentStart] === DOT) || (length === 2 && bytes[segmentStart] === DOT && bytes[segmentStart + 1] === DOT)) {
+        return 'name must not have a "." or ".." path segment';
+      }
+      segmentStart = i + 1;
+    } else if (!allowed(b)) {
+      return 'name may only hold the characters A-Z a-z 0-9 . _ - and "/" between path segments';
+    }
+  }
+  if (bytes.length > MAX_ASSET_NAME) return `name is longer than ${MAX_ASSET_NAME} characters`;
+  return null;
+}
+
+/** What is wrong with the asset name whose raw JSON string content is `range` of `body`, or null. */
+export function assetNameProblem(body: Uint8Array, range: Range): string | null {
+  const name = unescapeJsonString(body, range);
+  try {
+    return nameProblem(name);
+  } finally {
+    name.fill(0);
+  }
+}

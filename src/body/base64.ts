@@ -1,0 +1,128 @@
+/**
+ * Asset values: base64 (standard alphabet) or a `data:` URL with `;base64`,
+ * checked and decoded as bytes, straight into buffers the caller owns.
+ *
+ * The rules are WHATWG's "forgiving-base64 decode" (the one `atob` and
+ * `data:` URLs use): ASCII whitespace is ignored; when the length is a
+ * multiple of 4, one or two trailing `=` are dropped; a length of 4n + 1
+ * is invalid; any character outside `A-Za-z0-9+/` is invalid. Hand-written
+ * because Node decodes base64 only from strings, and leniently (it skips
+ * what it does not understand): the property tests hold this to `atob`
+ * and `Buffer.from(..., 'base64')`.
+ */
+import type { Range } from './json-check.js';
+import { unescapeJsonString } from './json-string.js';
+import { ownedBuffer } from './owned-buffer.js';
+
+const EQUALS = 0x3d;
+
+/** Value of each base64 character; -1 for others, -2 for ASCII whitespace. */
+const VALUES = new Int8Array(256).fill(-1);
+'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.split('').forEach((c, i) => (VALUES[c.charCodeAt(0)] = i));
+for (const b of [0x09, 0x0a, 0x0c, 0x0d, 0x20]) VALUES[b] = -2;
+
+/** `data:` (any case) at the start of `bytes`. */
+function isDataUrl(bytes: Uint8Array): boolean {
+  return bytes.length >= 5 && (bytes[0]! | 0x20) === 0x64 && (bytes[1]! | 0x20) === 0x61 && (bytes[2]! | 0x20) === 0x74 && (bytes[3]! | 0x20) === 0x61 && bytes[4] === 0x3a;
+}
+
+/** Where a `data:` URL's payload starts, or -1 if its header does not end with `;base64`. */
+function dataUrlPayload(bytes: Uint8Array): number {
+  const comma = bytes.indexOf(0x2c);
+  if (comma < 0) return -1;
+  let end = comma;
+  while (end > 5 && (bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09)) end--;
+  const suffix = ';base64';
+  if (end - suffix.length < 5) return -1;
+  for (let i = 0; i < suffix.length; i++) {
+    const b = bytes[end - suffix.length + i]!;
+    if ((i === 0 ? b : b | 0x20) !== suffix.charCodeAt(i)) return -1;
+  }
+  return comma + 1;
+}
+
+/**
+ * Checks forgiving base64 in `bytes[from, to)`: -1 if valid, else the index
+ * (into `bytes`) of the first offending character.
+ */
+export function base64Invalid(bytes: Uint8Array, from = 0, to = bytes.length): number {
+  let count = 0;
+  let lastSignificant = -1;
+  let secondLast = -1;
+  // Characters that count, and where `=` may stand: only as the last one or two.
+  for (let i = from; i < to; i++) {
+    const value = VALUES[bytes[i]!]!;
+    if (value === -2) continue;
+    count++;
+    secondLast = lastSignificant;
+    lastSignificant = i;
+  }
+  let padding = 0;
+  if (count % 4 === 0 && count > 0 && bytes[lastSignificant] === EQUALS) {
+    padding = secondLast >= 0 && bytes[secondLast] === EQUALS ? 2 : 1;
+  }
+  const significant = count - padding;
+  if (significant % 4 === 1) return lastSignificant;
+  let seen = 0;
+  for (let i = from; i < to && seen < significant; i++) {
+    const value = VALUES[bytes[i]!]!;
+    if (value === -2) continue;
+    if (value === -1) return i;
+    seen++;
+  }
+  return -1;
+}
+
+/** What is wrong with an asset value (raw JSON string content `range` of `body`), or null. */
+export function base64Problem(body: Uint8Array, range: Range): string | null {
+  const value = unescapeJsonString(body, range);
+  try {
+    let from = 0;
+    if (isDataUrl(value)) {
+      from = dataUrlPayload(value);
+      if (from < 0) return 'only base64 data: URLs are accepted (data:<type>;base64,...)';
+    }
+    const bad = base64Invalid(value, from);
+    return bad < 0 ? null : `not valid base64 (character ${characterNumber(value, bad)} of the value)`;
+  } finally {
+    value.fill(0);
+  }
+}
+
+/** 1-based character number of byte `at` in UTF-8 `bytes`. */
+function characterNumber(bytes: Uint8Array, at: number): number {
+  let n = 1;
+  for (let i = 0; i < at; i++) if ((bytes[i]! & 0xc0) !== 0x80) n++;
+  return n;
+}
+
+/** Decodes checked forgiving base64 from `bytes[from, to)` into a buffer of its own. */
+export function decodeBase64(bytes: Uint8Array, from = 0, to = bytes.length): Buffer {
+  let count = 0;
+  for (let i = from; i < to; i++) if (VALUES[bytes[i]!]! >= 0) count++;
+  const out = ownedBuffer(Math.floor((count * 3) / 4));
+  let bits = 0;
+  let held = 0;
+  let o = 0;
+  for (let i = from; i < to; i++) {
+    const value = VALUES[bytes[i]!]!;
+    if (value < 0) continue;
+    bits = (bits << 6) | value;
+    held += 6;
+    if (held >= 8) {
+      held -= 8;
+      out[o++] = (bits >> held) & 0xff;
+    }
+  }
+  return out;
+}
+
+/** An asset's content: its value (checked by base64Problem) unescaped, its data: header dropped, decoded. */
+export function decodeAssetValue(body: Uint8Array, range: Range): Buffer {
+  const value = unescapeJsonString(body, range);
+  try {
+    return decodeBase64(value, isDataUrl(value) ? dataUrlPayload(value) : 0);
+  } finally {
+    value.fill(0);
+  }
+}

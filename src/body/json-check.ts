@@ -1,0 +1,544 @@
+/**
+ * The request body's check, byte by byte: it is one valid JSON text (RFC
+ * 8259, UTF-8), a top-level object whose `data` is an object, whose
+ * `template` is a string, and whose optional `assets` maps file names to
+ * base64; and where those fields are, as byte ranges of the body.
+ *
+ * Hand-written because the body must never become a JavaScript string or
+ * object in the server (a string cannot be wiped from memory), and no kept
+ * JSON library validates and locates over bytes without making them. It
+ * accepts exactly what `JSON.parse` accepts (the property tests hold it to
+ * that), with no limit on nesting (an explicit stack, no recursion). As with
+ * `JSON.parse` and Typst's `json()`, of duplicate keys the last one counts.
+ */
+import { isUtf8 } from 'node:buffer';
+import { assetNameProblem } from './asset-names.js';
+import { base64Problem } from './base64.js';
+import { unescapeJsonString } from './json-string.js';
+
+/** Byte offsets into the body, end exclusive. */
+export interface Range {
+  start: number;
+  end: number;
+}
+
+/** One asset: the raw bytes of its key and of its value string, between their quotes (escapes not decoded). */
+export interface AssetEntry {
+  name: Range;
+  value: Range;
+}
+
+export interface BodyLayout {
+  /** The `data` object, from `{` to `}`. */
+  data: Range;
+  /** The content of the `template` string, between its quotes. */
+  template: Range;
+  /** The assets, in order of first appearance, each name once (its last value counts). */
+  assets: AssetEntry[];
+}
+
+/**
+ * Why a body is refused (always 400). A message about an asset names it,
+ * but the name is request content: it stays bytes of the body, between two
+ * fixed parts (see error-body.ts).
+ */
+export type BodyError = { status: 400; message: string } | { status: 400; before: string; name: Range; after: string };
+
+export type BodyCheck = { ok: true; layout: BodyLayout } | { ok: false; error: BodyError };
+
+export const MAX_ASSETS = 1000;
+
+const EXPECTED_OBJECT = 'Request body must be a JSON object with fields "data" and "template"';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+
+type Kind = 'object' | 'array' | 'string' | 'number' | 'literal';
+
+/** A top-level field's occurrence: where its value is and what kind it is. */
+interface Field {
+  value: Range;
+  kind: Kind;
+  /** Only for `template`: where its first unpaired surrogate escape is, if any (byte of the `\`). */
+  loneSurrogate?: number;
+  /** Only for `data`: whether it holds an unpaired surrogate escape anywhere. */
+  hasLoneSurrogate?: boolean;
+  /** Only for `assets`: its entries, as written. */
+  entries?: { name: Range; value: Range; kind: Kind }[];
+}
+
+class JsonError extends Error {
+  constructor(
+    readonly what: string,
+    readonly at: number,
+  ) {
+    super(what);
+  }
+}
+
+/** Which top-level field a key names, compared after JSON unescaping. */
+const FIELD_NAMES = ['data', 'template', 'assets'] as const;
+type FieldName = (typeof FIELD_NAMES)[number];
+const FIELD_BYTES = FIELD_NAMES.map((name) => Buffer.from(name));
+
+function hexValue(b: number): number {
+  if (b >= 0x30 && b <= 0x39) return b - 0x30;
+  const lower = b | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1;
+}
+
+/** The 16-bit value of the four hex digits at `at`, or -1. */
+function hex4(body: Uint8Array, at: number): number {
+  if (at + 4 > body.length) return -1;
+  const a = hexValue(body[at]!);
+  const b = hexValue(body[at + 1]!);
+  const c = hexValue(body[at + 2]!);
+  const d = hexValue(body[at + 3]!);
+  return a < 0 || b < 0 || c < 0 || d < 0 ? -1 : (a << 12) | (b << 8) | (c << 4) | d;
+}
+
+/** Bytes that end the plain run of a string: the quote, the backslash, and control characters. */
+const STRING_STOP = new Uint8Array(256);
+for (let b = 0; b < 0x20; b++) STRING_STOP[b] = 1;
+STRING_STOP[QUOTE] = 1;
+STRING_STOP[BACKSLASH] = 1;
+
+/** The first unpaired surrogate escape seen by the last scan that asked for it (byte of its `\`), or -1. */
+let loneSurrogate = -1;
+
+/**
+ * The body being checked, as 32-bit words of its ArrayBuffer: plain runs of
+ * strings are skipped four bytes at a time (a byte loop is four times
+ * slower, and a 9 MB body is mostly strings). `wordBase` is the body's
+ * offset in that ArrayBuffer; only words wholly inside the body are read.
+ */
+let words: Int32Array = new Int32Array(0);
+let wordBase = 0;
+
+function useWordsOf(body: Uint8Array): void {
+  words = new Int32Array(body.buffer, 0, body.buffer.byteLength >> 2);
+  wordBase = body.byteOffset;
+}
+
+/** Whether a 32-bit word holds a quote, a backslash or a byte below 0x20 (the classic "has byte" bit tricks). */
+const stops = (x: number) => {
+  const quote = x ^ 0x22222222;
+  const backslash = x ^ 0x5c5c5c5c;
+  return (((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash) | ((x - 0x20202020) & ~x)) & 0x80808080;
+};
+
+/**
+ * A JSON string whose content starts at `at` (after the opening quote):
+ * checks it and returns the index after its closing quote. Unpaired
+ * surrogate escapes are noted in `loneSurrogate` (the first one).
+ */
+function scanString(body: Uint8Array, at: number): number {
+  const length = body.length;
+  const lastWord = (wordBase + length) >> 2;
+  let i = at;
+  for (;;) {
+    // The common case first: plain bytes (UTF-8 was checked for the whole body), a word at a time.
+    while (i < length && ((wordBase + i) & 3) !== 0 && STRING_STOP[body[i]!] === 0) i++;
+    if (i < length && ((wordBase + i) & 3) === 0) {
+      let w = (wordBase + i) >> 2;
+      while (w < lastWord && stops(words[w]!) === 0) w++;
+      i = (w << 2) - wordBase;
+      while (i < length && STRING_STOP[body[i]!] === 0) i++;
+    }
+    if (i >= length) throw new JsonError('unterminated string', length);
+    const b = body[i]!;
+    if (b === QUOTE) return i + 1;
+    if (b < 0x20) throw new JsonError('control character in string', i);
+    switch (body[i + 1]) {
+      case 0x22:
+      case 0x5c:
+      case 0x2f:
+      case 0x62:
+      case 0x66:
+      case 0x6e:
+      case 0x72:
+      case 0x74:
+        i += 2;
+        continue;
+      case 0x75: {
+        const unit = hex4(body, i + 2);
+        if (unit < 0) throw new JsonError('invalid escape', i);
+        if (unit >= 0xd800 && unit <= 0xdbff) {
+          const next = body[i + 6] === BACKSLASH && body[i + 7] === 0x75 ? hex4(body, i + 8) : -1;
+          if (next >= 0xdc00 && next <= 0xdfff) {
+            i += 12;
+            continue;
+          }
+          if (loneSurrogate < 0) loneSurrogate = i;
+        } else if (unit >= 0xdc00 && unit <= 0xdfff && loneSurrogate < 0) loneSurrogate = i;
+        i += 6;
+        continue;
+      }
+      default:
+        throw new JsonError(i + 1 >= length ? 'unterminated string' : 'invalid escape', i);
+    }
+  }
+}
+
+const fault = (body: Uint8Array, i: number) => new JsonError(i >= body.length ? 'unexpected end of input' : 'unexpected character', i);
+
+/** A JSON number at `at`: returns the index after it. */
+function scanNumber(body: Uint8Array, at: number): number {
+  const length = body.length;
+  let i = at;
+  let b = body[i]!;
+  if (b === 0x2d) b = body[++i]!;
+  if (b === 0x30) i++;
+  else if (i < length && b >= 0x31 && b <= 0x39) {
+    do b = body[++i]!;
+    while (i < length && b >= 0x30 && b <= 0x39);
+  } else throw new JsonError('invalid number', i);
+  if (body[i] === 0x2e) {
+    b = body[++i]!;
+    if (!(i < length && b >= 0x30 && b <= 0x39)) throw new JsonError('invalid number', i);
+    do b = body[++i]!;
+    while (i < length && b >= 0x30 && b <= 0x39);
+  }
+  b = body[i]!;
+  if (i < length && (b === 0x65 || b === 0x45)) {
+    b = body[++i]!;
+    if (b === 0x2b || b === 0x2d) b = body[++i]!;
+    if (!(i < length && b >= 0x30 && b <= 0x39)) throw new JsonError('invalid number', i);
+    do b = body[++i]!;
+    while (i < length && b >= 0x30 && b <= 0x39);
+  }
+  return i;
+}
+
+const TRUE = [0x74, 0x72, 0x75, 0x65];
+const FALSE = [0x66, 0x61, 0x6c, 0x73, 0x65];
+const NULL = [0x6e, 0x75, 0x6c, 0x6c];
+
+function scanLiteral(body: Uint8Array, at: number, word: number[]): number {
+  for (let k = 0; k < word.length; k++) if (body[at + k] !== word[k]) throw fault(body, at + k);
+  return at + word.length;
+}
+
+function skipWhitespace(body: Uint8Array, at: number): number {
+  let i = at;
+  // Every byte that is not whitespace or a control character (an error later) is above 0x20.
+  while (i < body.length && body[i]! <= 0x20) {
+    const b = body[i];
+    if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) break;
+    i++;
+  }
+  return i;
+}
+
+/** Open containers of the value being skipped: 1 object, 2 array. Grown as deep as the body nests. */
+let stack = new Uint8Array(256);
+
+/**
+ * Checks the JSON value at `at` (after any whitespace) and returns the
+ * index after it. Iterative: any depth, bounded only by memory.
+ */
+function skipValue(body: Uint8Array, at: number): number {
+  const length = body.length;
+  let depth = 0;
+  let i = skipWhitespace(body, at);
+  for (;;) {
+    // A value starts at i.
+    let b = body[i];
+    if (b === QUOTE) i = scanString(body, i + 1);
+    else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+      i = skipWhitespace(body, i + 1);
+      const close = b === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY;
+      if (body[i] === close) i++;
+      else {
+        if (depth === stack.length) {
+          const grown = new Uint8Array(stack.length * 2);
+          grown.set(stack);
+          stack = grown;
+        }
+        stack[depth++] = b === OPEN_OBJECT ? 1 : 2;
+        if (b === OPEN_OBJECT) i = afterKey(body, i);
+        continue;
+      }
+    } else if (b === 0x2d || (b !== undefined && b >= 0x30 && b <= 0x39)) i = scanNumber(body, i);
+    else if (b === 0x74) i = scanLiteral(body, i, TRUE);
+    else if (b === 0x66) i = scanLiteral(body, i, FALSE);
+    else if (b === 0x6e) i = scanLiteral(body, i, NULL);
+    else throw fault(body, i);
+    // A value ended at i: a comma, or the end of the containers it completes.
+    for (;;) {
+      if (depth === 0) return i;
+      i = skipWhitespace(body, i);
+      b = body[i];
+      const top = stack[depth - 1];
+      if (b === COMMA) {
+        i = skipWhitespace(body, i + 1);
+        if (top === 1) i = afterKey(body, i);
+        break;
+      }
+      if ((top === 1 && b === CLOSE_OBJECT) || (top === 2 && b === CLOSE_ARRAY)) {
+        depth--;
+        i++;
+        continue;
+      }
+      throw fault(body, i);
+    }
+    if (i >= length) throw fault(body, i);
+  }
+}
+
+/** An object key at `at` and its colon: returns where its value starts. */
+function afterKey(body: Uint8Array, at: number): number {
+  if (body[at] !== QUOTE) throw fault(body, at);
+  const i = skipWhitespace(body, scanString(body, at + 1));
+  if (body[i] !== COLON) throw fault(body, i);
+  return skipWhitespace(body, i + 1);
+}
+
+/** Which of `data`, `template`, `assets` the raw key `body[start, end)` names, compared after unescaping. */
+function fieldOf(body: Uint8Array, start: number, end: number): FieldName | undefined {
+  const escaped = body.indexOf(BACKSLASH, start);
+  if (escaped === -1 || escaped >= end) {
+    outer: for (let f = 0; f < FIELD_BYTES.length; f++) {
+      const name = FIELD_BYTES[f]!;
+      if (name.length !== end - start) continue;
+      for (let i = 0; i < name.length; i++) if (body[start + i] !== name[i]) continue outer;
+      return FIELD_NAMES[f];
+    }
+    return undefined;
+  }
+  const decoded = unescapeJsonString(body, { start, end });
+  const found = FIELD_BYTES.findIndex((name) => name.equals(decoded));
+  decoded.fill(0);
+  return found < 0 ? undefined : FIELD_NAMES[found];
+}
+
+const kindAt = (body: Uint8Array, at: number): Kind => {
+  const b = body[at];
+  return b === OPEN_OBJECT ? 'object' : b === OPEN_ARRAY ? 'array' : b === QUOTE ? 'string' : b === 0x2d || (b! >= 0x30 && b! <= 0x39) ? 'number' : 'literal';
+};
+
+/** The entries of the object at `at` (the `assets` value), each value checked as it is skipped. */
+function scanEntries(body: Uint8Array, at: number, entries: NonNullable<Field['entries']>): number {
+  let i = skipWhitespace(body, at + 1);
+  if (body[i] === CLOSE_OBJECT) return i + 1;
+  for (;;) {
+    if (body[i] !== QUOTE) throw fault(body, i);
+    const nameEnd = scanString(body, i + 1);
+    const name = { start: i + 1, end: nameEnd - 1 };
+    i = skipWhitespace(body, nameEnd);
+    if (body[i] !== COLON) throw fault(body, i);
+    i = skipWhitespace(body, i + 1);
+    const kind = kindAt(body, i);
+    const end = skipValue(body, i);
+    entries.push({ name, value: kind === 'string' ? { start: i + 1, end: end - 1 } : { start: i, end }, kind });
+    i = skipWhitespace(body, end);
+    if (body[i] === CLOSE_OBJECT) return i + 1;
+    if (body[i] !== COMMA) throw fault(body, i);
+    i = skipWhitespace(body, i + 1);
+  }
+}
+
+/**
+ * Checks the JSON text in `body[start..]` and finds the last occurrence of
+ * each field of the top-level object; throws JsonError at the first fault.
+ */
+function parse(body: Uint8Array, start: number): { topIsObject: boolean; fields: Partial<Record<FieldName, Field>> } {
+  const fields: Partial<Record<FieldName, Field>> = {};
+  let i = skipWhitespace(body, start);
+  if (body[i] !== OPEN_OBJECT) {
+    const end = skipWhitespace(body, skipValue(body, i));
+    if (end < body.length) throw new JsonError('unexpected data after the JSON value', end);
+    return { topIsObject: false, fields };
+  }
+  i = skipWhitespace(body, i + 1);
+  if (body[i] !== CLOSE_OBJECT) {
+    for (;;) {
+      if (body[i] !== QUOTE) throw fault(body, i);
+      const keyEnd = scanString(body, i + 1);
+      const name = fieldOf(body, i + 1, keyEnd - 1);
+      i = skipWhitespace(body, keyEnd);
+      if (body[i] !== COLON) throw fault(body, i);
+      i = skipWhitespace(body, i + 1);
+      const kind = kindAt(body, i);
+      loneSurrogate = -1;
+      let end: number;
+      if (name === 'assets' && kind === 'object') {
+        const entries: NonNullable<Field['entries']> = [];
+        end = scanEntries(body, i, entries);
+        fields.assets = { value: { start: i, end }, kind, entries };
+      } else {
+        end = skipValue(body, i);
+        if (name === 'template' && kind === 'string') {
+          fields.template = { value: { start: i + 1, end: end - 1 }, kind, loneSurrogate: loneSurrogate < 0 ? undefined : loneSurrogate };
+        } else if (name !== undefined) {
+          fields[name] = { value: { start: i, end }, kind, hasLoneSurrogate: loneSurrogate >= 0 };
+        }
+      }
+      i = skipWhitespace(body, end);
+      if (body[i] === CLOSE_OBJECT) break;
+      if (body[i] !== COMMA) throw fault(body, i);
+      i = skipWhitespace(body, i + 1);
+    }
+  }
+  const end = skipWhitespace(body, i + 1);
+  if (end < body.length) throw new JsonError('unexpected data after the JSON value', end);
+  return { topIsObject: true, fields };
+}
+
+/** 1-based line and column (in characters) of byte `at` of a UTF-8 text. */
+function lineAndColumn(body: Uint8Array, from: number, at: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = from;
+  for (let i = from; i < at; i++) {
+    if (body[i] === 0x0a) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  let column = 1;
+  for (let i = lineStart; i < at; i++) if ((body[i]! & 0xc0) !== 0x80) column++;
+  return { line, column };
+}
+
+/**
+ * Line and column, in the template text as JSON.parse gives it, of the
+ * escape at `at` inside the template string `range`: escapes count as the
+ * one character they stand for, and \n, \r (and \r\n) end lines.
+ */
+function templatePlace(body: Uint8Array, range: Range, at: number): { line: number; column: number } {
+  let line = 1;
+  let column = 1;
+  let afterCr = false;
+  for (let i = range.start; i < at; ) {
+    let char = body[i]!;
+    let width = 1;
+    if (char === BACKSLASH) {
+      const escape = body[i + 1]!;
+      width = escape === 0x75 ? 6 : 2;
+      char = escape === 0x6e ? 0x0a : escape === 0x72 ? 0x0d : escape === 0x75 ? hex4(body, i + 2) : escape;
+      // A surrogate pair is one character.
+      if (char >= 0xd800 && char <= 0xdbff && body[i + 6] === BACKSLASH && body[i + 7] === 0x75) {
+        const low = hex4(body, i + 8);
+        if (low >= 0xdc00 && low <= 0xdfff) width = 12;
+      }
+    } else if (char >= 0x80) {
+      width = char >= 0xf0 ? 4 : char >= 0xe0 ? 3 : 2;
+    }
+    if (char === 0x0a) {
+      if (!afterCr) line++;
+      column = 1;
+    } else if (char === 0x0d) {
+      line++;
+      column = 1;
+    } else column++;
+    afterCr = char === 0x0d;
+    i += width;
+  }
+  return { line, column };
+}
+
+const message = (text: string): BodyCheck => ({ ok: false, error: { status: 400, message: text } });
+const assetError = (name: Range, after: string): BodyCheck => ({ ok: false, error: { status: 400, before: 'Asset "', name, after } });
+
+/** Hashes the decoded name bytes, to find repeated names without making strings of them. */
+function hashOf(bytes: Uint8Array): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  return hash >>> 0;
+}
+
+/** The final assets: each name checked, repeated names resolved last-wins, each value checked. */
+function checkAssets(body: Uint8Array, entries: NonNullable<Field['entries']>): BodyCheck | AssetEntry[] {
+  const seen = new Map<number, { name: Buffer; index: number }[]>();
+  const assets: AssetEntry[] = [];
+  const kinds: Kind[] = [];
+  const names: Buffer[] = [];
+  try {
+    for (const entry of entries) {
+      const problem = assetNameProblem(body, entry.name);
+      if (problem) return assetError(entry.name, `": ${problem}`);
+      const name = unescapeJsonString(body, entry.name);
+      names.push(name);
+      const hash = hashOf(name);
+      const same = seen.get(hash)?.find((other) => other.name.equals(name));
+      if (same) {
+        assets[same.index] = { name: entry.name, value: entry.value };
+        kinds[same.index] = entry.kind;
+        continue;
+      }
+      if (assets.length === MAX_ASSETS) return message(`Field "assets" has more than ${MAX_ASSETS} entries`);
+      seen.set(hash, [...(seen.get(hash) ?? []), { name, index: assets.length }]);
+      kinds.push(entry.kind);
+      assets.push({ name: entry.name, value: entry.value });
+    }
+    for (const [index, asset] of assets.entries()) {
+      if (kinds[index] !== 'string') return assetError(asset.name, '": value must be a string of base64 or a data: URL with ;base64');
+      const problem = base64Problem(body, asset.value);
+      if (problem) return assetError(asset.name, `": ${problem}`);
+    }
+    return assets;
+  } finally {
+    for (const name of names) name.fill(0);
+  }
+}
+
+export function checkBody(body: Uint8Array): BodyCheck {
+  const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+  if (body.length === start) return message('Request body is empty: expected a JSON object with fields "data" and "template"');
+  if (!isUtf8(body.subarray(start))) return message(`Request body is not valid UTF-8 (byte ${firstInvalidUtf8(body, start)})`);
+  let result: ReturnType<typeof parse>;
+  try {
+    useWordsOf(body);
+    result = parse(body, start);
+  } catch (error) {
+    if (!(error instanceof JsonError)) throw error;
+    const at = Math.min(error.at, body.length);
+    const { line, column } = lineAndColumn(body, start, at);
+    return message(`Request body is not valid JSON: ${error.what} at line ${line}, column ${column} (byte ${at})`);
+  } finally {
+    words = new Int32Array(0); // not kept: it is a view of the body
+  }
+  if (!result.topIsObject) return message(EXPECTED_OBJECT);
+  const { data, template, assets } = result.fields;
+  if (!data) return message('Missing required field "data": expected a JSON object');
+  if (!template) return message('Missing required field "template": expected a string of Typst markup');
+  if (data.kind !== 'object') return message('Field "data" must be a JSON object');
+  if (template.kind !== 'string') return message('Field "template" must be a string of Typst markup');
+  if (template.loneSurrogate !== undefined) {
+    const { line, column } = templatePlace(body, template.value, template.loneSurrogate);
+    const unit = hex4(body, template.loneSurrogate + 2).toString(16).toUpperCase();
+    return message(
+      `Field "template" contains an unpaired surrogate escape (\\u${unit}) on line ${line}, column ${column} of the template: Typst text must be valid Unicode`,
+    );
+  }
+  if (data.hasLoneSurrogate) return message('Field "data" contains an unpaired surrogate escape (\\uD800 to \\uDFFF alone): Typst cannot read it');
+  let checkedAssets: AssetEntry[] = [];
+  if (assets && !(assets.kind === 'literal' && body[assets.value.start] === 0x6e)) {
+    if (assets.kind !== 'object') return message('Field "assets" must be a JSON object mapping file names to base64 contents');
+    const outcome = checkAssets(body, assets.entries!);
+    if (!Array.isArray(outcome)) return outcome;
+    checkedAssets = outcome;
+  }
+  return { ok: true, layout: { data: data.value, template: template.value, assets: checkedAssets } };
+}
+
+/** The offset of the first byte that breaks UTF-8 (only called once the body is known to be invalid). */
+function firstInvalidUtf8(body: Uint8Array, start: number): number {
+  for (let i = start; i < body.length; ) {
+    const b = body[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    const width = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (width === 0 || !isUtf8(body.subarray(i, i + width))) return i;
+    i += width;
+  }
+  return body.length;
+}

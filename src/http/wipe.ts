@@ -1,0 +1,58 @@
+/**
+ * Zero data retention in the server's memory: buffers that held request or
+ * PDF bytes are zero-filled once the response is done with them, and so are
+ * the buffers Node reads from the socket.
+ *
+ * `reply.wipeAfterResponse(buffer)` registers a buffer; it is wiped when
+ * the response has been handed to the kernel ('finish') or the connection
+ * went away ('close'), whichever comes first; a buffer registered after
+ * that is wiped at once.
+ */
+import type { Server } from 'node:http';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { discardBody } from '../body/receive.js';
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** Zero-fills `buffer` once this response is sent or abandoned. */
+    wipeAfterResponse(buffer: Buffer): void;
+  }
+}
+
+const pending = new WeakMap<object, Buffer[] | 'done'>();
+
+function wipeAll(reply: FastifyReply): void {
+  const buffers = pending.get(reply.raw);
+  if (Array.isArray(buffers)) for (const buffer of buffers) buffer.fill(0);
+  pending.set(reply.raw, 'done');
+}
+
+export function registerWipe(app: FastifyInstance): void {
+  app.decorateReply('wipeAfterResponse', function (this: FastifyReply, buffer: Buffer) {
+    const buffers = pending.get(this.raw);
+    if (buffers === 'done') buffer.fill(0);
+    else if (buffers) buffers.push(buffer);
+    else {
+      pending.set(this.raw, [buffer]);
+      const wipe = () => wipeAll(this);
+      this.raw.once('finish', wipe);
+      this.raw.once('close', wipe);
+    }
+  });
+
+  // A body the service answers without reading (401, 404, 413, 415, 429 ...) is still drained
+  // by Node after the answer; its chunks are wiped as they pass.
+  app.addHook('onSend', async (request) => {
+    if (!request.raw.readableEnded && request.raw.listenerCount('data') === 0) discardBody(request.raw);
+  });
+}
+
+/**
+ * Node's HTTP server reads each connection into buffers of its own and
+ * copies the body out of them; a listener added after the server's own
+ * (here, on every new connection) makes those reads arrive as buffers we
+ * see, and wipes each once the HTTP parser has taken what it needs.
+ */
+export function wipeSocketReads(server: Server): void {
+  server.on('connection', (socket) => socket.on('data', (chunk: Buffer) => chunk.fill(0)));
+}

@@ -1,0 +1,53 @@
+/**
+ * Every message the API answers with, in one table, and the few that are
+ * built from a value (a time limit, a template's place). Bodies are always
+ * `{"error": "<message>"}`. None shows a server path, and none is ever
+ * logged: messages about a template quote it.
+ *
+ * Pure data and functions, so both the server and the workers use it.
+ */
+import type { TemplateFailure, Warning } from './render/protocol.js';
+
+export const MESSAGES = {
+  unauthorized: 'Missing or invalid API Key',
+  tooLarge: 'Payload exceeds 10MB limit',
+  unsupportedMediaType: 'Content-Type must be application/json',
+  rateLimited: 'Rate limit exceeded',
+  memory: 'Template compilation exceeded the memory limit',
+  internal: 'An unexpected error occurred during document compilation.',
+  unavailable: 'Service temporarily unavailable. Please try again later.',
+  notFound: 'Not found',
+  badRequest: 'Bad request',
+  bodyLengthMismatch: 'Request body length does not match Content-Length',
+} as const;
+
+export function timeoutMessage(timeoutMs: number): string {
+  const seconds = Math.round((timeoutMs / 1000) * 10) / 10;
+  return `Template compilation exceeded the ${seconds} second limit`;
+}
+
+/** The 400 message for a template that did not compile, with its place in the template as sent. */
+export function templateMessage(failure: TemplateFailure): string {
+  if (failure.kind === 'data') return `The request's data could not be read by Typst: ${failure.message}`;
+  const where = failure.line === null ? '' : ` on line ${failure.line}${failure.column === null ? '' : `, column ${failure.column}`}`;
+  return failure.kind === 'syntax' ? `Invalid Typst syntax${where}: ${failure.message}` : `Typst error${where}: ${failure.message}`;
+}
+
+export function packageUnavailable(spec: string): string {
+  return `package ${spec} is not available: this service does not download packages (an operator can provide them in PACKAGE_PATH)`;
+}
+
+const WARNINGS_HEADER_MAX = 2000;
+
+/**
+ * `X-Typst-Warnings`: the count, then each warning as `line N, column C: message`,
+ * separated by ` | `; non-ASCII characters escaped as \uXXXX, cut to a bounded length.
+ */
+export function warningsHeader(warnings: Warning[]): string {
+  const parts = warnings.map((w) => {
+    if (w.line === null) return w.message;
+    return `line ${w.line}${w.column == null ? '' : `, column ${w.column}`}: ${w.message}`;
+  });
+  const text = `${warnings.length}; ${parts.join(' | ')}`.replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.length > WARNINGS_HEADER_MAX ? `${text.slice(0, WARNINGS_HEADER_MAX - 3)}...` : text;
+}

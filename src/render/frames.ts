@@ -1,0 +1,215 @@
+/**
+ * Length-prefixed frames of raw bytes on a worker's own pipe (its stdio fd 3).
+ *
+ * Request content (the body, the PDF, a template's error message) travels
+ * only here, as bytes, never through Node's IPC serializer: nothing on this
+ * path becomes a JavaScript string, and every buffer can be zero-filled
+ * once its step is done. Node's IPC channel keeps the control messages of
+ * a worker's start (ready, fatal).
+ *
+ * A frame: u32 length of what follows, u8 type, u32 job id, then the fields
+ * of its type (all integers little-endian):
+ *   Job      server -> worker  layout of the body (u32 offsets), then the body
+ *   Started  worker -> server  (nothing: the worker has the job and is about to compile)
+ *   Done     worker -> server  f64 compile ms, f64 resident bytes, u32 warnings length, warnings (ASCII), PDF
+ *   Failed   worker -> server  f64 compile ms, f64 resident bytes, u16 status, JSON error body
+ * (the resident bytes are the worker's memory after the job, for the memory cap)
+ */
+import type { Socket } from 'node:net';
+import type { BodyLayout } from '../body/json-check.js';
+import { ownedBuffer } from '../body/owned-buffer.js';
+
+export const FrameType = { Job: 1, Started: 2, Done: 3, Failed: 4 } as const;
+export type FrameType = (typeof FrameType)[keyof typeof FrameType];
+
+const LENGTH_BYTES = 4;
+/** Type and job id, after the length. */
+const TAG_BYTES = 5;
+/** A frame longer than this means the peer is broken: a body is at most 10 MiB, a PDF far less than this. */
+export const MAX_FRAME_BYTES = 1024 * 1024 * 1024;
+
+function head(type: FrameType, id: number, fieldBytes: number, payloadBytes: number): Buffer {
+  const buffer = Buffer.allocUnsafe(LENGTH_BYTES + TAG_BYTES + fieldBytes);
+  buffer.writeUInt32LE(TAG_BYTES + fieldBytes + payloadBytes, 0);
+  buffer.writeUInt8(type, 4);
+  buffer.writeUInt32LE(id, 5);
+  return buffer;
+}
+
+/**
+ * Writes a frame: a head (ids, offsets, sizes: no request content) and its
+ * payload, in one corked write. `onWritten` runs once the payload is handed
+ * to the kernel (or the pipe failed): only then may the payload be wiped.
+ */
+function writeFrame(socket: Socket, frameHead: Buffer, payload: Uint8Array | undefined, onWritten?: (error?: Error | null) => void): void {
+  socket.cork();
+  socket.write(frameHead);
+  if (payload && payload.length > 0) socket.write(payload, onWritten);
+  else if (onWritten) socket.write(Buffer.alloc(0), onWritten);
+  socket.uncork();
+}
+
+export function writeJob(socket: Socket, id: number, body: Uint8Array, layout: BodyLayout, onWritten?: (error?: Error | null) => void): void {
+  const ranges = [layout.data, layout.template, ...layout.assets.flatMap((a) => [a.name, a.value])];
+  const frameHead = head(FrameType.Job, id, 4 + ranges.length * 8, body.length);
+  let at = LENGTH_BYTES + TAG_BYTES;
+  at = frameHead.writeUInt32LE(layout.assets.length, at);
+  for (const range of ranges) {
+    at = frameHead.writeUInt32LE(range.start, at);
+    at = frameHead.writeUInt32LE(range.end, at);
+  }
+  writeFrame(socket, frameHead, body, onWritten);
+}
+
+export function writeStarted(socket: Socket, id: number, onWritten?: (error?: Error | null) => void): void {
+  writeFrame(socket, head(FrameType.Started, id, 0, 0), undefined, onWritten);
+}
+
+/** What a worker reports with every outcome. */
+export interface JobReport {
+  compileMs: number;
+  /** The worker's resident memory after the job. */
+  residentBytes: number;
+}
+
+export function writeDone(socket: Socket, id: number, report: JobReport, warnings: Buffer, pdf: Uint8Array, onWritten: (error?: Error | null) => void): void {
+  const frameHead = head(FrameType.Done, id, 20 + warnings.length, pdf.length);
+  frameHead.writeDoubleLE(report.compileMs, 9);
+  frameHead.writeDoubleLE(report.residentBytes, 17);
+  frameHead.writeUInt32LE(warnings.length, 25);
+  warnings.copy(frameHead, 29);
+  writeFrame(socket, frameHead, pdf, onWritten);
+}
+
+export function writeFailed(socket: Socket, id: number, report: JobReport, status: number, errorBody: Uint8Array, onWritten: (error?: Error | null) => void): void {
+  const frameHead = head(FrameType.Failed, id, 18, errorBody.length);
+  frameHead.writeDoubleLE(report.compileMs, 9);
+  frameHead.writeDoubleLE(report.residentBytes, 17);
+  frameHead.writeUInt16LE(status, 25);
+  writeFrame(socket, frameHead, errorBody, onWritten);
+}
+
+/** A received frame: its bytes (after the length), owned by the receiver, who zero-fills them when done. */
+export interface Frame {
+  type: FrameType;
+  id: number;
+  bytes: Buffer;
+}
+
+function frameOf(bytes: Buffer): Frame {
+  return { type: bytes.readUInt8(0) as FrameType, id: bytes.readUInt32LE(1), bytes };
+}
+
+/** Reads a Job frame's layout and body (views into the frame's bytes). */
+export function readJob(frame: Frame): { body: Buffer; layout: BodyLayout } {
+  const { bytes } = frame;
+  let at = TAG_BYTES;
+  const assetCount = bytes.readUInt32LE(at);
+  at += 4;
+  const range = () => {
+    const start = bytes.readUInt32LE(at);
+    const end = bytes.readUInt32LE(at + 4);
+    at += 8;
+    return { start, end };
+  };
+  const data = range();
+  const template = range();
+  const assets = Array.from({ length: assetCount }, () => ({ name: range(), value: range() }));
+  return { body: bytes.subarray(at), layout: { data, template, assets } };
+}
+
+export type Outcome = JobReport & ({ kind: 'done'; warnings: Buffer; pdf: Buffer } | { kind: 'failed'; status: number; errorBody: Buffer });
+
+/** Reads a Done or Failed frame (views into the frame's bytes). */
+export function readOutcome(frame: Frame): Outcome {
+  const { bytes } = frame;
+  const report = { compileMs: bytes.readDoubleLE(TAG_BYTES), residentBytes: bytes.readDoubleLE(TAG_BYTES + 8) };
+  if (frame.type === FrameType.Done) {
+    const warningsLength = bytes.readUInt32LE(TAG_BYTES + 16);
+    const warningsEnd = TAG_BYTES + 20 + warningsLength;
+    return { kind: 'done', ...report, warnings: bytes.subarray(TAG_BYTES + 20, warningsEnd), pdf: bytes.subarray(warningsEnd) };
+  }
+  return { kind: 'failed', ...report, status: bytes.readUInt16LE(TAG_BYTES + 16), errorBody: bytes.subarray(TAG_BYTES + 18) };
+}
+
+export class FrameError extends Error {
+  override name = 'FrameError';
+}
+
+/**
+ * Collects frames from 'data' chunks (the server's side of the pipe).
+ * Each chunk is copied into the frame's own buffer and then zero-filled,
+ * so the only copy left is the one the receiver owns and wipes.
+ */
+export class FrameReader {
+  private readonly length = Buffer.alloc(LENGTH_BYTES);
+  private lengthFilled = 0;
+  private frame: Buffer | undefined;
+  private filled = 0;
+
+  constructor(private readonly onFrame: (frame: Frame) => void) {}
+
+  push(chunk: Buffer): void {
+    let at = 0;
+    while (at < chunk.length) {
+      if (!this.frame) {
+        const take = Math.min(LENGTH_BYTES - this.lengthFilled, chunk.length - at);
+        chunk.copy(this.length, this.lengthFilled, at, at + take);
+        this.lengthFilled += take;
+        at += take;
+        if (this.lengthFilled < LENGTH_BYTES) break;
+        const size = this.length.readUInt32LE(0);
+        if (size < TAG_BYTES || size > MAX_FRAME_BYTES) throw new FrameError(`frame of ${size} bytes`);
+        this.frame = ownedBuffer(size);
+        this.filled = 0;
+        this.lengthFilled = 0;
+      }
+      const take = Math.min(this.frame.length - this.filled, chunk.length - at);
+      chunk.copy(this.frame, this.filled, at, at + take);
+      this.filled += take;
+      at += take;
+      if (this.filled === this.frame.length) {
+        const frame = this.frame;
+        this.frame = undefined;
+        this.onFrame(frameOf(frame));
+      }
+    }
+    chunk.fill(0);
+  }
+
+  /** Drops a frame cut off by a closed pipe. */
+  discard(): void {
+    this.frame?.fill(0);
+    this.frame = undefined;
+  }
+}
+
+/**
+ * Options for `new net.Socket({ fd, onread })` that read frames straight
+ * into their own buffers (the worker's side of the pipe): each read is
+ * offered exactly the bytes still missing, so no read spans two frames and
+ * no intermediate buffer ever holds request content.
+ */
+export function frameOnRead(onFrame: (frame: Frame) => void): { buffer: () => Uint8Array; callback: (bytesRead: number) => boolean } {
+  const length = Buffer.alloc(LENGTH_BYTES);
+  let target: Buffer = length;
+  let filled = 0;
+  return {
+    buffer: () => target.subarray(filled),
+    callback(bytesRead: number): boolean {
+      filled += bytesRead;
+      if (filled < target.length) return true;
+      if (target === length) {
+        const size = length.readUInt32LE(0);
+        if (size < TAG_BYTES || size > MAX_FRAME_BYTES) throw new FrameError(`frame of ${size} bytes`);
+        target = ownedBuffer(size);
+      } else {
+        const frame = target;
+        target = length;
+        onFrame(frameOf(frame));
+      }
+      filled = 0;
+      return true;
+    },
+  };
+}
