@@ -1,9 +1,10 @@
 /**
  * What loading the playground costs: the bytes transferred (page weight) and
  * the time from navigation to the first preview drawn, in a browser with an
- * empty cache, measured three times (median kept), then once more from the
+ * empty cache, measured five times (median kept), then once more from the
  * browser's cache. Prints the figures; the first preview must be drawn
- * within 1.5 s of the start of the load.
+ * within 1.5 s of the start of the load (the median of five loads, so that
+ * one load slowed by other work on the machine does not decide).
  *
  * The key is in the tab's sessionStorage already, as after it was typed once;
  * the service has answered one compile before, as a running service has.
@@ -83,17 +84,18 @@ describe('playground load', { skip: missing }, () => {
 
   it(`draws the first preview within ${FIRST_PREVIEW_LIMIT_MS} ms of the load, and prints the page weight`, async () => {
     const runs: Array<{ load: Load; page: Page }> = [];
-    for (let i = 0; i < 3; i++) runs.push(await coldLoad());
+    const loadAverage = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
+    for (let i = 0; i < 5; i++) runs.push(await coldLoad());
     runs.sort((a, b) => a.load.firstPreviewMs - b.load.firstPreviewMs);
-    const median = runs[1]!;
+    const median = runs[2]!;
     const { load } = median;
 
     await median.page.reload();
     const cached = await measure(median.page);
 
     const lines = [
-      `playground load (empty cache, median of 3): first preview ${load.firstPreviewMs} ms after navigation start ` +
-        `(runs: ${runs.map((r) => r.load.firstPreviewMs).join(', ')} ms)`,
+      `playground load (empty cache, median of 5): first preview ${load.firstPreviewMs} ms after navigation start ` +
+        `(runs: ${runs.map((r) => r.load.firstPreviewMs).join(', ')} ms; load average ${loadAverage} when started)`,
       `  steps (ms): ${Object.entries(load.steps).map(([name, ms]) => `${name} ${ms}`).join(', ')}`,
       `  page weight: ${kib(load.staticBytes)} transferred for the page's files, plus ${kib(load.apiBytes)} of API answers (the PDF and the fonts list); ${load.requests} requests`,
       ...load.files.map((file) => `    ${file.name}: ${kib(file.bytes)}`),
