@@ -2,14 +2,18 @@
 # Build:  docker build -t typst-pdf-service .
 # Run:    docker run -p 3000:3000 -e API_KEYS=<key> typst-pdf-service
 
-# --- build: compile the TypeScript -------------------------------------------
+# --- build: compile the TypeScript and bundle the playground page ------------
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
-RUN npx tsc -p tsconfig.json
+COPY playground ./playground
+COPY scripts ./scripts
+COPY examples ./examples
+# The service's TypeScript, then the playground page (bundled into dist/playground/).
+RUN npx tsc -p tsconfig.json && npm run build:playground
 
 # --- runtime dependencies only (the Typst binding and the bundled fonts are npm packages) ---
 FROM node:20-bookworm-slim AS deps
@@ -27,6 +31,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist/src ./dist/src
+COPY --from=build --chown=root:root /app/dist/playground ./dist/playground
 COPY --chown=root:root package.json NOTICES.md ./
 COPY --chown=root:root licenses ./licenses
 # The code is owned by root and read-only to the service, which runs as the unprivileged `node` user.

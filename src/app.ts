@@ -23,6 +23,7 @@ import { registerRateLimit, type RateLimitOptions } from './http/rate-limit.js';
 import { refuseWhileClosing } from './http/draining.js';
 import { registerMetrics, type ServiceMetrics } from './http/metrics.js';
 import { openApiRoute } from './http/openapi.js';
+import { playgroundRoutes } from './http/playground.js';
 import { registerWipe, wipeSocketReads } from './http/wipe.js';
 import { MESSAGES } from './messages.js';
 
@@ -39,6 +40,8 @@ export interface AppOptions {
   /** Request metrics; GET /metrics is served here unless `metricsOnOwnPort`. */
   metrics?: ServiceMetrics;
   metricsOnOwnPort?: boolean;
+  /** Serve the template playground at /playground (PLAYGROUND). */
+  playground?: boolean;
 }
 
 /**
@@ -112,6 +115,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const metricsRoute = options.metrics !== undefined && !options.metricsOnOwnPort;
   if (options.metrics) registerMetrics(app, options.metrics, { route: metricsRoute });
   openApiRoute(app, { metricsRoute });
+  await playgroundRoutes(app, { enabled: options.playground ?? false });
 
   await app.register(async (api) => {
     api.addHook('onRequest', authenticate);

@@ -45,6 +45,8 @@ export interface Config {
   metricsPort: number | undefined;
   /** Longest wait for in-flight requests on SIGTERM/SIGINT before workers are ended. */
   shutdownTimeoutMs: number;
+  /** Serve the template playground at /playground (and redirect / there). */
+  playground: boolean;
 }
 
 /** The request body limit of SPEC.md: 10 MB, counted as 10 × 1024 × 1024 bytes. */
@@ -105,6 +107,14 @@ function redisUrl(env: Env): string | undefined {
   return raw;
 }
 
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -142,6 +152,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     metricsPort: text(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+    playground: flag(env, 'PLAYGROUND', true),
   };
 }
 
@@ -165,6 +176,7 @@ export const SETTINGS: ReadonlyArray<{ name: string; default: string; meaning: s
   { name: 'TRUST_PROXY', default: 'false', meaning: 'Proxies whose X-Forwarded-For names the client' },
   { name: 'METRICS_PORT', default: '(API port)', meaning: 'Serve /metrics on this port instead of the API port' },
   { name: 'SHUTDOWN_TIMEOUT_MS', default: '25000', meaning: 'On SIGTERM/SIGINT, longest wait for in-flight requests' },
+  { name: 'PLAYGROUND', default: 'true', meaning: 'Serve the template playground at /playground (false: off, 404)' },
 ];
 
 /** The value each setting has in the environment, as text for display; secrets show only "(set)". */

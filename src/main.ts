@@ -95,6 +95,7 @@ async function main(): Promise<void> {
     trustProxy: config.trustProxy,
     metrics,
     metricsOnOwnPort: config.metricsPort !== undefined,
+    playground: config.playground,
   });
 
   let metricsServer: Server | undefined;
