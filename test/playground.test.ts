@@ -38,7 +38,7 @@ import {
   waitForError,
 } from './support/playground.js';
 import { solidPng } from './support/png.js';
-import { generate, startService, TEST_KEY, type Service } from './support/service.js';
+import { startService, TEST_KEY, type Service } from './support/service.js';
 
 declare const document: any;
 declare const window: any;
@@ -49,29 +49,17 @@ declare const localStorage: any;
 const missing = browserMissing();
 const MARKER_PNG = solidPng(60, 60, [255, 0, 0]);
 
-/** Whether the service takes the request's `assets` field (DESIGN.md; built in its own change). */
-async function serviceTakesAssets(service: Service): Promise<boolean> {
-  const res = await generate(service, {
-    data: {},
-    template: '#image("probe.png")',
-    assets: { 'probe.png': solidPng(2, 2, [0, 0, 0]).toString('base64') },
-  });
-  return res.status === 200;
-}
-
 describe('playground', { skip: missing }, () => {
   let service: Service;
   let browser: Browser;
   let page: Page;
   let watch: ConsoleWatch;
-  let assetsTaken = false;
   let firstPreview: CanvasSummary;
   const requestUrls: string[] = [];
   const generateBodies: Array<Record<string, unknown>> = [];
 
   before(async () => {
     service = await startService({ WORKERS: '2', RATE_LIMIT_PER_MINUTE: '1000' });
-    assetsTaken = await serviceTakesAssets(service);
     browser = await launchBrowser({ clipboard: service.url });
     ({ page, console: watch } = await openPage(browser.context));
     page.on('request', (request) => {
@@ -246,11 +234,7 @@ describe('playground', { skip: missing }, () => {
     assert.deepEqual(await items.allTextContents(), [`marker.png${MARKER_PNG.length} BRemove`]);
   });
 
-  it('previews a dropped PNG asset that the template uses (needs the service to take `assets`)', async (t) => {
-    if (!assetsTaken) {
-      t.skip('this service does not take the `assets` field yet');
-      return;
-    }
+  it('previews a dropped PNG asset that the template uses', async () => {
     const before = await previewCanvases(page);
     assert.equal(before.red, 0);
     await appendLine(page, 'template-editor', '#image("marker.png", width: 4cm)');
