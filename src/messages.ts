@@ -36,7 +36,8 @@ export function timeoutMessage(timeoutMs: number): string {
 /** The 400 message for a template that did not compile, with its place in the template as sent. */
 export function templateMessage(failure: TemplateFailure): string {
   if (failure.kind === 'data') return `The request's data could not be read by Typst: ${failure.message}`;
-  const where = failure.line === null ? '' : ` on line ${failure.line}${failure.column === null ? '' : `, column ${failure.column}`}`;
+  const place = failure.line === null ? '' : ` on line ${failure.line}${failure.column === null ? '' : `, column ${failure.column}`}`;
+  const where = failure.file ? ` in ${failure.file}${place}` : place;
   return failure.kind === 'syntax' ? `Invalid Typst syntax${where}: ${failure.message}` : `Typst error${where}: ${failure.message}`;
 }
 

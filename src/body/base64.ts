@@ -62,7 +62,7 @@ export function base64Invalid(bytes: Uint8Array, from = 0, to = bytes.length): n
     padding = secondLast >= 0 && bytes[secondLast] === EQUALS ? 2 : 1;
   }
   const significant = count - padding;
-  if (significant % 4 === 1) return lastSignificant;
+  // A character outside the alphabet is the clearer thing to point at than a bad length.
   let seen = 0;
   for (let i = from; i < to && seen < significant; i++) {
     const value = VALUES[bytes[i]!]!;
@@ -70,7 +70,7 @@ export function base64Invalid(bytes: Uint8Array, from = 0, to = bytes.length): n
     if (value === -1) return i;
     seen++;
   }
-  return -1;
+  return significant % 4 === 1 ? lastSignificant : -1;
 }
 
 /** What is wrong with an asset value (raw JSON string content `range` of `body`), or null. */

@@ -3,7 +3,7 @@
  * in the template as sent, and messages that never show a server path.
  */
 import { packageUnavailable } from '../messages.js';
-import type { TemplateFailure, Warning } from './protocol.js';
+import type { TemplateFailure } from './protocol.js';
 
 /** A diagnostic as `NodeCompiler.fetchDiagnostics` returns it (0-based positions). */
 export interface RawDiagnostic {
@@ -16,7 +16,6 @@ export interface RawDiagnostic {
 }
 
 export const SEVERITY_ERROR = 1;
-export const SEVERITY_WARNING = 2;
 
 export interface Positioning {
   /** Lines the service puts before the template in the main file. */
@@ -52,33 +51,58 @@ function templateLine(d: RawDiagnostic, prefixLines: number): number | null {
   return line >= 1 ? line : null;
 }
 
+/** Main files of the service (engine.ts): their names start with `~`, which no asset name may hold. */
+const isMainFile = (path: string | undefined) => path === undefined || path === '' || path.startsWith('/~');
+
+const FILE_NOT_FOUND = /^file not found \(searched at (.*)\)$/;
+
+/**
+ * "file not found (searched at /logo.png)" says where the service looked,
+ * which is of no use to a client: the answer names the file as the template
+ * wrote it, and says how files reach a template.
+ */
+function missingFile(message: string, written: string | undefined): string | undefined {
+  const searched = FILE_NOT_FOUND.exec(message)?.[1];
+  if (searched === undefined) return undefined;
+  const path = written ?? searched.replace(/^\//, '');
+  if (/^[a-z][a-z0-9+.-]*:\/{0,2}/i.test(path) || path.startsWith('//')) {
+    return `file not found: ${path}; hint: the service fetches nothing from the network: send the file in the request's "assets" field and name it by its asset name`;
+  }
+  const asset = searched.replace(/^\/+/, '') || 'logo.png';
+  return `file not found: ${path}; hint: a template reads only the files sent in the request's "assets" field, e.g. "assets": {"${asset}": "<base64>"}`;
+}
+
 /**
  * Picks the first error and words it. `hasSyntaxErrors` tells whether the
  * template failed to parse (Typst evaluates nothing then, so every error is
- * a syntax error) or parsed and failed while running.
+ * a syntax error) or parsed and failed while running. `written` gives the
+ * text of a span of the template, to quote a path as the template wrote it.
  */
-export function toFailure(diags: RawDiagnostic[], hasSyntaxErrors: boolean, pos: Positioning): TemplateFailure {
+export function toFailure(
+  diags: RawDiagnostic[],
+  hasSyntaxErrors: boolean,
+  pos: Positioning,
+  written: (d: RawDiagnostic) => string | undefined = () => undefined,
+): TemplateFailure {
   const errors = diags.filter((d) => d.severity === SEVERITY_ERROR);
   const first = errors[0] ?? diags[0];
   if (!first) {
     return { kind: 'evaluation', message: 'compilation failed without a diagnostic', line: null, column: null };
   }
-  const message = cleanMessage(first.message, pos.hiddenPaths);
+  const cleaned = cleanMessage(first.message, pos.hiddenPaths);
+  const inMain = isMainFile(first.path);
+  const message = missingFile(cleaned, inMain ? written(first) : undefined) ?? cleaned;
   // A span on the service's own prefix line means Typst could not read `data`.
-  if (first.range && first.range.start.line < pos.prefixLines) {
+  if (inMain && first.range && first.range.start.line < pos.prefixLines) {
     return { kind: 'data', message };
   }
-  const line = templateLine(first, pos.prefixLines);
+  // An error inside a file the template included (an asset): its own lines, and its name.
+  const line = inMain ? templateLine(first, pos.prefixLines) : first.range ? first.range.start.line + 1 : null;
   return {
     kind: hasSyntaxErrors ? 'syntax' : 'evaluation',
     message,
     line,
     column: line === null || !first.range ? null : first.range.start.column + 1,
+    ...(inMain || !first.path ? {} : { file: first.path.replace(/^\//, '') }),
   };
-}
-
-export function toWarnings(diags: RawDiagnostic[], pos: Positioning): Warning[] {
-  return diags
-    .filter((d) => d.severity === SEVERITY_WARNING)
-    .map((d) => ({ message: cleanMessage(d.message, pos.hiddenPaths), line: templateLine(d, pos.prefixLines) }));
 }

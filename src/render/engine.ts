@@ -20,6 +20,7 @@ import type { BodyLayout } from '../body/json-check.js';
 import { unescapeJsonString } from '../body/json-string.js';
 import { toFailure, type Positioning, type RawDiagnostic } from './diagnostics.js';
 import { FamilyNames, placeOf, unknownFontWarnings } from './font-warnings.js';
+import { inlineLinkedAssets, isSvg } from './svg-links.js';
 import type { FontCatalog } from './fonts.js';
 import type { TemplateFailure, Warning } from './protocol.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
@@ -114,14 +115,7 @@ export class TypstEngine {
     const source = template.subarray(bom);
     try {
       this.compiler.mapShadow(VIRTUAL_ROOT + DATA_FILE, body.subarray(layout.data.start, layout.data.end));
-      for (const asset of layout.assets) {
-        const name = unescapeJsonString(body, asset.name);
-        const content = decodeAssetValue(body, asset.value);
-        // The path is a string the binding needs; asset names are checked to be `A-Za-z0-9._-/` only.
-        this.compiler.mapShadow(`${VIRTUAL_ROOT}/${name.toString('latin1')}`, content);
-        content.fill(0);
-        name.fill(0);
-      }
+      this.mapAssets(body, layout);
       this.mapMain(PREFIX, source);
       let pdf: Buffer;
       try {
@@ -145,6 +139,30 @@ export class TypstEngine {
     this.dirty = false;
   }
 
+  /**
+   * Maps each asset as a file of its name. Contents are decoded into buffers
+   * of their own, SVGs get the assets they link to inlined, and every buffer
+   * is wiped once the binding has its copy.
+   */
+  private mapAssets(body: Buffer, layout: BodyLayout): void {
+    const assets = new Map<string, Buffer>();
+    try {
+      for (const asset of layout.assets) {
+        const name = unescapeJsonString(body, asset.name);
+        // The path is a string the binding needs; asset names are checked to be `A-Za-z0-9._-/` only.
+        assets.set(name.toString('latin1'), decodeAssetValue(body, asset.value));
+        name.fill(0);
+      }
+      for (const [name, content] of assets) {
+        const linked = isSvg(name) ? inlineLinkedAssets(name, content, assets) : content;
+        this.compiler.mapShadow(`${VIRTUAL_ROOT}/${name}`, linked);
+        if (linked !== content) linked.fill(0);
+      }
+    } finally {
+      for (const content of assets.values()) content.fill(0);
+    }
+  }
+
   /** Maps `prefix + source` as the file `path`; the binding copies it, and our copy is wiped. */
   private mapMain(prefix: Buffer, source: Buffer, path = this.mainFile): void {
     const main = ownedBuffer(prefix.length + source.length);
@@ -159,7 +177,7 @@ export class TypstEngine {
     const result = this.compiler.compile({ mainFilePath: this.mainFile });
     const diagnostics = result.takeDiagnostics();
     const raw: RawDiagnostic[] = diagnostics ? this.compiler.fetchDiagnostics(diagnostics) : [];
-    return toFailure(raw, this.hasSyntaxErrors(source), this.positioning);
+    return toFailure(raw, this.hasSyntaxErrors(source), this.positioning, (d) => (d.range ? quotedPath(source, d.range, PREFIX_LINES) : undefined));
   }
 
   /**
@@ -191,6 +209,34 @@ export class TypstEngine {
     });
     return { ...failure, message };
   }
+}
+
+/** Byte offset of a 0-based line and column (in characters) of `text`; lines end at LF, CRLF or CR. */
+function offsetOf(text: Buffer, line: number, column: number): number {
+  let at = 0;
+  for (let l = 0; l < line && at < text.length; at++) {
+    if (text[at] === 0x0a || (text[at] === 0x0d && text[at + 1] !== 0x0a)) l++;
+  }
+  for (let c = 0; c < column && at < text.length; c++) {
+    at++;
+    while (at < text.length && (text[at]! & 0xc0) === 0x80) at++;
+  }
+  return at;
+}
+
+/**
+ * The path a template wrote as the string literal at `range` (main-file
+ * coordinates), for the message of a file that is not there; undefined when
+ * the span is not a literal (a path built at run time). Error path only:
+ * the message quotes the template anyway.
+ */
+function quotedPath(source: Buffer, range: NonNullable<RawDiagnostic['range']>, prefixLines: number): string | undefined {
+  const line = range.start.line - prefixLines;
+  if (line < 0 || range.end.line !== range.start.line) return undefined;
+  const start = offsetOf(source, line, range.start.column);
+  const end = offsetOf(source, line, range.end.column);
+  const text = source.toString('utf8', start, end);
+  return /^"(?:[^"\\]|\\.)*"$/.test(text) ? text.slice(1, -1).replace(/\\(["\\])/g, '$1') : undefined;
 }
 
 /** Columns on line 1 count the dropped byte order mark, as the template was sent. */

@@ -15,7 +15,14 @@ export interface Warning {
 
 /** Why a template failed, as the HTTP layer words it (src/messages.ts). */
 export type TemplateFailure =
-  | { kind: 'syntax' | 'evaluation'; message: string; line: number | null; column: number | null }
+  | {
+      kind: 'syntax' | 'evaluation';
+      message: string;
+      line: number | null;
+      column: number | null;
+      /** The asset the error is in, when it is not the template itself (an included `.typ`). */
+      file?: string;
+    }
   | { kind: 'data'; message: string };
 
 export type ControlMessage =

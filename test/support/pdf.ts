@@ -1,6 +1,6 @@
 /**
  * Reads PDFs the way a test needs to: pages, text per page, embedded font
- * names, outline and metadata, with pdf.js.
+ * names, images drawn, outline and metadata, with pdf.js.
  */
 import { getDocument, OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
@@ -12,6 +12,8 @@ export interface ParsedPdf {
   items: string[][];
   /** Base names of the embedded fonts, subset prefix removed (e.g. "Arimo-Bold"). */
   fonts: string[];
+  /** Pixel size ("40x30") of each image drawn, on any page and inside forms (SVG), in drawing order. */
+  images: string[];
   outline: string[];
   creator: string | undefined;
 }
@@ -23,6 +25,7 @@ export async function parsePdf(bytes: Uint8Array | ArrayBuffer): Promise<ParsedP
     const text: string[] = [];
     const items: string[][] = [];
     const fonts = new Set<string>();
+    const images: string[] = [];
     for (let n = 1; n <= doc.numPages; n++) {
       const page = await doc.getPage(n);
       const content = await page.getTextContent();
@@ -31,6 +34,10 @@ export async function parsePdf(bytes: Uint8Array | ArrayBuffer): Promise<ParsedP
       text.push(strings.join(' '));
       const ops = await page.getOperatorList();
       for (let i = 0; i < ops.fnArray.length; i++) {
+        if (ops.fnArray[i] === OPS.paintImageXObject) {
+          const [, width, height] = ops.argsArray[i] as [string, number, number];
+          images.push(`${width}x${height}`);
+        }
         if (ops.fnArray[i] !== OPS.setFont) continue;
         const id = (ops.argsArray[i] as [string])[0];
         const font = page.commonObjs.has(id) ? (page.commonObjs.get(id) as { name?: string }) : undefined;
@@ -39,7 +46,7 @@ export async function parsePdf(bytes: Uint8Array | ArrayBuffer): Promise<ParsedP
     }
     const outline = ((await doc.getOutline()) ?? []).map((entry) => entry.title);
     const meta = (await doc.getMetadata()).info as { Creator?: string };
-    return { pages: doc.numPages, text, items, fonts: [...fonts], outline, creator: meta.Creator };
+    return { pages: doc.numPages, text, items, fonts: [...fonts], images, outline, creator: meta.Creator };
   } finally {
     await doc.destroy();
   }

@@ -1,0 +1,95 @@
+/**
+ * Lets an SVG asset use another asset: Typst 0.11 draws images inside an
+ * SVG only from `data:` URLs, and ignores `href="logo.png"`. Before an SVG
+ * is handed to the compiler, each `href` (or `xlink:href`) that names
+ * another asset of the same request (relative to the SVG's folder, or from
+ * the root with a leading `/`) is replaced by that asset as a `data:` URL.
+ *
+ * Works on the bytes, never on strings of them (see DESIGN.md, zero data
+ * retention in memory); hand-written because the only job is to find
+ * attribute values, which needs no XML parser, and base64 is encoded into
+ * a buffer the caller wipes.
+ */
+import { ownedBuffer } from '../body/owned-buffer.js';
+
+const MEDIA_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', svg: 'image/svg+xml', webp: 'image/webp' };
+const ALPHABET = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/');
+const HREF = Buffer.from('href=');
+
+export const isSvg = (name: string) => /\.svg$/i.test(name);
+
+/** Bytes an asset name may hold (`A-Za-z0-9._-` and `/`). */
+const nameByte = (b: number) => (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || (b >= 0x2d && b <= 0x39) || b === 0x5f;
+
+function mediaType(name: string): string | undefined {
+  return MEDIA_TYPES[/\.([a-z]+)$/i.exec(name)?.[1]?.toLowerCase() ?? ''];
+}
+
+/** `data:<type>;base64,<content>` as bytes of a buffer of its own. */
+function dataUrl(type: string, content: Buffer): Buffer {
+  const head = Buffer.from(`data:${type};base64,`);
+  const out = ownedBuffer(head.length + Math.ceil(content.length / 3) * 4);
+  head.copy(out);
+  let o = head.length;
+  for (let i = 0; i < content.length; i += 3) {
+    const a = content[i]!;
+    const b = content[i + 1] ?? 0;
+    const c = content[i + 2] ?? 0;
+    out[o++] = ALPHABET[a >> 2]!;
+    out[o++] = ALPHABET[((a & 3) << 4) | (b >> 4)]!;
+    out[o++] = i + 1 < content.length ? ALPHABET[((b & 15) << 2) | (c >> 6)]! : 0x3d;
+    out[o++] = i + 2 < content.length ? ALPHABET[c & 63]! : 0x3d;
+  }
+  return out;
+}
+
+/** The asset an href in the SVG `svgName` names, if any: `a.png`, `./a.png`, `../img/a.png`, `/img/a.png`. */
+function resolve(svgName: string, href: string): string {
+  const base = href.startsWith('/') ? [] : svgName.split('/').slice(0, -1);
+  for (const segment of href.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') base.pop();
+    else base.push(segment);
+  }
+  return base.join('/');
+}
+
+/**
+ * The SVG `svg` (asset `svgName`) with the hrefs that name other assets made
+ * `data:` URLs; the same buffer if there are none. Names are ASCII (asset
+ * names are checked), so an href is compared as ASCII text only when it
+ * could be one: short, and of the characters names may hold.
+ */
+export function inlineLinkedAssets(svgName: string, svg: Buffer, assets: ReadonlyMap<string, Buffer>): Buffer {
+  const parts: Buffer[] = [];
+  const made: Buffer[] = [];
+  let copied = 0;
+  for (let at = svg.indexOf(HREF); at !== -1; at = svg.indexOf(HREF, at + HREF.length)) {
+    const quote = svg[at + HREF.length];
+    if (quote !== 0x22 && quote !== 0x27) continue;
+    const start = at + HREF.length + 1;
+    const end = svg.indexOf(quote, start);
+    if (end < 0 || end - start > 300) continue;
+    let plain = true;
+    for (let i = start; i < end; i++) if (!nameByte(svg[i]!)) plain = false;
+    if (!plain) continue;
+    const name = resolve(svgName, svg.toString('latin1', start, end));
+    const content = assets.get(name);
+    const type = mediaType(name);
+    if (!content || !type || name === svgName) continue;
+    const url = dataUrl(type, content);
+    made.push(url);
+    parts.push(svg.subarray(copied, start), url);
+    copied = end;
+  }
+  if (parts.length === 0) return svg;
+  parts.push(svg.subarray(copied));
+  const out = ownedBuffer(parts.reduce((sum, part) => sum + part.length, 0));
+  let o = 0;
+  for (const part of parts) {
+    part.copy(out, o);
+    o += part.length;
+  }
+  for (const url of made) url.fill(0);
+  return out;
+}
