@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { checkBody, type BodyLayout } from '../src/body/json-check.js';
 import { TypstEngine } from '../src/render/engine.js';
-import { loadFontCatalog } from '../src/render/fonts.js';
+import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { createSandbox, type Sandbox } from '../src/render/sandbox.js';
 import { workloads, type Workload } from './workloads.js';
 
@@ -74,7 +74,7 @@ function pageCount(pdf: Buffer): number {
 }
 
 function serve(): void {
-  const engine = new TypstEngine({}, loadFontCatalog());
+  const engine = new TypstEngine({ fonts: loadFontCatalog() });
   const list = workloads();
   // The server checks the body once; the floor compiles what a worker compiles.
   const layouts = new Map(list.map((w) => [w.id, checkedLayout(w.body)]));

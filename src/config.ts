@@ -3,6 +3,7 @@
  * validated at start. A bad value stops the start with a message naming
  * the variable; nothing else in the code reads process.env.
  */
+import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 
@@ -31,6 +32,7 @@ export interface Config {
   maxWorkerMemoryMb: number;
   /** Operator-provided directory of Typst packages (`<namespace>/<name>/<version>`). */
   packagePath: string | undefined;
+  fontPath: string | undefined;
   /** pino log level. */
   logLevel: string;
   /** Requests per window for a key without its own limit, and per client address without a key. */
@@ -107,6 +109,14 @@ function redisUrl(env: Env): string | undefined {
   return raw;
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = text(env, name);
   if (raw === undefined) return fallback;
@@ -127,6 +137,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (packagePath !== undefined && !packagePath.startsWith('/')) {
     throw new ConfigError(`PACKAGE_PATH must be an absolute directory path, got "${packagePath}"`);
   }
+  const fontPath = text(env, 'FONT_PATH');
+  if (fontPath !== undefined && !(fontPath.startsWith('/') && isDirectory(fontPath))) {
+    throw new ConfigError(`FONT_PATH must be an absolute path of a directory, got "${fontPath}"`);
+  }
   const maxWorkerMemoryMb = integer(env, 'MAX_WORKER_MEMORY_MB', 2048, 0, 1_048_576);
   if (maxWorkerMemoryMb !== 0 && maxWorkerMemoryMb < MIN_WORKER_MEMORY_MB) {
     // An idle worker (Node, the compiler and the fonts) already holds about 110 MiB.
@@ -145,6 +159,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerMaxJobs: integer(env, 'WORKER_MAX_JOBS', 1000, 0, 10_000_000),
     maxWorkerMemoryMb,
     packagePath,
+    fontPath,
     logLevel,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000),
     rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 3_600_000),
@@ -169,6 +184,7 @@ export const SETTINGS: ReadonlyArray<{ name: string; default: string; meaning: s
   { name: 'QUEUE_TIMEOUT_MS', default: '10000', meaning: 'Longest wait for a worker before 503' },
   { name: 'WORKER_MAX_JOBS', default: '1000', meaning: 'A worker is replaced after this many compiles (0: never)' },
   { name: 'PACKAGE_PATH', default: '(none)', meaning: 'Absolute directory of local Typst packages' },
+  { name: 'FONT_PATH', default: '(none)', meaning: 'Absolute directory of extra .ttf/.otf/.ttc fonts, loaded by every worker' },
   { name: 'LOG_LEVEL', default: 'info', meaning: LOG_LEVELS.join(', ') },
   { name: 'RATE_LIMIT_PER_MINUTE', default: '100', meaning: 'Requests per window per key (unless its own limit=) and per address without a key' },
   { name: 'RATE_LIMIT_WINDOW_MS', default: '60000', meaning: 'Length of the fixed rate-limit window (change only for tests)' },

@@ -12,6 +12,7 @@ import { KeyStore } from './http/keys.js';
 import { listenMetrics, ServiceMetrics } from './http/metrics.js';
 import { handleShutdownSignals } from './shutdown.js';
 import { RenderPool } from './render/pool.js';
+import { loadFontCatalog, type FontCatalog } from './render/fonts/catalog.js';
 import { createSandbox } from './render/sandbox.js';
 
 function fail(message: string): never {
@@ -60,6 +61,12 @@ async function main(): Promise<void> {
   // Lines are written in batches (at most 4 KiB or 100 ms apart), not one write per request; pino flushes on exit.
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 });
   const logger = pino({ level: config.logLevel, base: { service: 'typst-pdf-service' } }, destination);
+  let fonts: FontCatalog;
+  try {
+    fonts = loadFontCatalog(config.fontPath);
+  } catch (error) {
+    fail((error as Error).message);
+  }
   const sandbox = createSandbox(config.packagePath);
   const pool = new RenderPool({
     size: config.workers,
@@ -69,10 +76,11 @@ async function main(): Promise<void> {
     queueTimeoutMs: config.queueTimeoutMs,
     maxJobsPerWorker: config.workerMaxJobs,
     memoryLimitBytes: config.maxWorkerMemoryMb * 1024 * 1024,
-    engine: { packagePath: config.packagePath },
+    engine: { packagePath: config.packagePath, fonts },
     env: sandbox.env,
   });
   pool.on('restart', ({ reason }) => logger.warn({ reason }, 'worker replaced'));
+  pool.on('started', ({ seconds }) => logger.info({ ms: Math.round(seconds * 1000) }, 'worker started'));
   const metrics = new ServiceMetrics(pool);
 
   let closing = false;

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { before, describe, test } from 'node:test';
 import type { NodeCompiler as NodeCompilerType } from '@myriaddreamin/typst-ts-node-compiler';
-import { FamilyNames, UNKNOWN_FONT, unknownFontWarnings } from '../src/render/font-warnings.js';
-import { loadFontCatalog } from '../src/render/fonts.js';
+import { FamilyNames, UNKNOWN_FONT, unknownFontWarnings } from '../src/render/fonts/warnings.js';
+import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 
 const require = createRequire(import.meta.url);
 const { NodeCompiler } = require('@myriaddreamin/typst-ts-node-compiler') as {
@@ -16,7 +16,7 @@ describe('unknown font detection', () => {
   before(() => {
     compiler = NodeCompiler.create({
       workspace: '/nonexistent-root',
-      fontArgs: [{ fontBlobs: loadFontCatalog().blobs }],
+      fontArgs: [{ fontPaths: loadFontCatalog().files }],
     });
   });
 

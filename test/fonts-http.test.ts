@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { loadFontCatalog } from '../src/render/fonts.js';
+import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { parsePdf } from './support/pdf.js';
 import { generate, startService, TEST_KEY, type Service } from './support/service.js';
 

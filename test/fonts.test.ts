@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { before, describe, test } from 'node:test';
 import type { NodeCompiler as NodeCompilerType } from '@myriaddreamin/typst-ts-node-compiler';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { loadFontCatalog, type FontCatalog } from '../src/render/fonts.js';
-import { getFamilyName, verifyChecksums } from '../src/render/sfnt-name.js';
+import { loadFontCatalog, type FontCatalog } from '../src/render/fonts/catalog.js';
+import { getFamilyName, verifyChecksums } from '../src/render/fonts/sfnt-name.js';
 
 const require = createRequire(import.meta.url);
 const { NodeCompiler } = require('@myriaddreamin/typst-ts-node-compiler') as {
@@ -65,7 +66,7 @@ describe('font catalog', () => {
 
   before(() => {
     catalog = loadFontCatalog();
-    compiler = NodeCompiler.create({ workspace: '/nonexistent-root', fontArgs: [{ fontBlobs: catalog.blobs }] });
+    compiler = NodeCompiler.create({ workspace: '/nonexistent-root', fontArgs: [{ fontPaths: catalog.files }] });
   });
 
   test('lists bundled families, aliases and Typst built-ins', () => {
@@ -87,16 +88,22 @@ describe('font catalog', () => {
       assert.equal(byName.get(family)?.source, 'typst');
       assert.equal(byName.get(family)?.aliasOf, null);
     }
-    // 9 families x 4 styles, plus 6 aliases x 4 styles.
-    assert.equal(catalog.blobs.length, 60);
-    assert.equal(catalog.totalBytes, catalog.blobs.reduce((n, b) => n + b.length, 0));
+    for (const family of ['Noto Sans JP', 'Noto Sans SC', 'Noto Sans TC', 'Noto Sans KR', 'Noto Sans Arabic', 'Noto Sans Hebrew', 'Noto Sans Devanagari', 'Noto Sans Thai']) {
+      assert.deepEqual(
+        byName.get(family)?.styles.map((s) => `${s.style} ${s.weight}`),
+        ['normal 400', 'normal 700'],
+        family,
+      );
+    }
+    // 9 families x 4 styles, 6 aliases x 4 styles, 8 script families x 2 weights.
+    assert.equal(catalog.files.length, 76);
   });
 
-  test('every blob is a consistent font named after its family or alias', () => {
+  test('every file is a consistent font named after its family or alias', () => {
     const expected = new Map<string, number>();
     for (const f of catalog.families) if (f.source !== 'typst') expected.set(f.family, f.styles.length);
     const seen = new Map<string, number>();
-    for (const blob of catalog.blobs) {
+    for (const blob of catalog.files.map((file) => readFileSync(file))) {
       assert.deepEqual(verifyChecksums(blob), []);
       const family = getFamilyName(blob);
       seen.set(family, (seen.get(family) ?? 0) + 1);

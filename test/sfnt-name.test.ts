@@ -10,7 +10,7 @@ import {
   readNameRecords,
   renameFamily,
   verifyChecksums,
-} from '../src/render/sfnt-name.js';
+} from '../src/render/fonts/sfnt-name.js';
 
 const require = createRequire(import.meta.url);
 

@@ -3,7 +3,7 @@
  * and which names are aliases of which font, as the workers loaded them.
  */
 import type { FastifyInstance } from 'fastify';
-import type { FontFamilyInfo } from '../render/fonts.js';
+import type { FontFamilyInfo } from '../render/fonts/catalog.js';
 
 export interface FontSource {
   fonts(): FontFamilyInfo[];

@@ -15,6 +15,7 @@ import type { PoolStats, RestartReason } from '../render/pool.js';
 export interface MetricsSource {
   stats(): PoolStats;
   on(event: 'restart', listener: (event: { reason: RestartReason }) => void): unknown;
+  on(event: 'started', listener: (event: { seconds: number }) => void): unknown;
 }
 
 const PREFIX = 'typst_pdf_';
@@ -84,10 +85,18 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly workerStart = new Histogram({
+    name: `${PREFIX}worker_start_seconds`,
+    help: 'Time from starting a worker process to its compiler being ready',
+    buckets: [0.1, 0.2, 0.3, 0.4, 0.6, 1, 2, 5],
+    registers: [this.registry],
+  });
+
   constructor(source: MetricsSource) {
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     for (const reason of RESTART_REASONS) this.workerRestarts.inc({ reason }, 0);
     source.on('restart', ({ reason }) => this.workerRestarts.inc({ reason }));
+    source.on('started', ({ seconds }) => this.workerStart.observe(seconds));
     const gauge = (name: string, help: string, read: (stats: PoolStats) => number) =>
       new Gauge({
         name: `${PREFIX}${name}`,

@@ -19,9 +19,9 @@ import { decodeAssetValue } from '../body/base64.js';
 import type { BodyLayout } from '../body/json-check.js';
 import { unescapeJsonString } from '../body/json-string.js';
 import { toFailure, type Positioning, type RawDiagnostic } from './diagnostics.js';
-import { FamilyNames, placeOf, unknownFontWarnings } from './font-warnings.js';
+import { FamilyNames, placeOf, unknownFontWarnings } from './fonts/warnings.js';
 import { inlineLinkedAssets, isSvg } from './svg-links.js';
-import type { FontCatalog } from './fonts.js';
+import type { FontCatalog } from './fonts/catalog.js';
 import type { TemplateFailure, Warning } from './protocol.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
@@ -61,6 +61,8 @@ const BOM = [0xef, 0xbb, 0xbf];
 export interface EngineOptions {
   /** Operator-provided package directory (`<namespace>/<name>/<version>`). */
   packagePath?: string;
+  /** Font files and families (catalog.ts); without them only Typst's own fonts exist. */
+  fonts?: FontCatalog;
 }
 
 /** One compile: the request body and where its fields are. */
@@ -82,14 +84,15 @@ export class TypstEngine {
   private jobs = 0;
   private mainFile: string = MAIN_FILES[0];
 
-  /** `fonts` are handed to the compiler once, here; without them only Typst's own fonts exist. */
-  constructor(options: EngineOptions = {}, fonts?: FontCatalog) {
+  constructor(options: EngineOptions = {}) {
+    const { fonts } = options;
     if (existsSync(VIRTUAL_ROOT)) {
       throw new Error(`${VIRTUAL_ROOT} exists on this host; the compiler's root must be an empty, non-existent path`);
     }
     this.compiler = NodeCompiler.create({
       workspace: VIRTUAL_ROOT,
-      fontArgs: fonts ? [{ fontBlobs: fonts.blobs }] : [],
+      // Paths, not contents: the compiler reads a font file once a document uses it.
+      fontArgs: fonts ? [{ fontPaths: fonts.files }] : [],
     });
     this.knownFamilies = new FamilyNames((fonts?.families ?? []).map((f) => f.family));
     this.positioning = {

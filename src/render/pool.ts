@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import type { BodyLayout } from '../body/json-check.js';
 import type { EngineOptions } from './engine.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from './errors.js';
-import type { FontFamilyInfo } from './fonts.js';
+import type { FontFamilyInfo } from './fonts/catalog.js';
 import { FrameReader, FrameType, readOutcome, writeJob, type Frame } from './frames.js';
 import { JobQueue, release, type Waiting } from './job-queue.js';
 import { residentBytes, watchAllocationFailure } from './memory-watch.js';
@@ -124,7 +124,6 @@ export class RenderPool extends EventEmitter {
   private readonly slots = new Set<Slot>();
   private readonly queue: JobQueue<RenderInput, RenderResult>;
   private nextJobId = 1;
-  private loadedFonts: FontFamilyInfo[] = [];
   private closing = false;
   private consecutiveStartFailures = 0;
   private supervisor?: NodeJS.Timeout;
@@ -173,7 +172,7 @@ export class RenderPool extends EventEmitter {
 
   /** The font families the workers loaded, as the last worker to start reported them. */
   fonts(): FontFamilyInfo[] {
-    return this.loadedFonts;
+    return this.options.engine.fonts?.families ?? [];
   }
 
   /** Process ids of the live workers, spares included (for tests and operators). */
@@ -207,6 +206,7 @@ export class RenderPool extends EventEmitter {
   }
 
   private spawn(role: Slot['role']): Promise<void> {
+    const spawnedAt = performance.now();
     const child = fork(this.options.workerScript ?? DEFAULT_WORKER, [JSON.stringify(this.options.engine)], {
       env: this.options.env,
       execArgv: WORKER_NODE_FLAGS,
@@ -236,7 +236,7 @@ export class RenderPool extends EventEmitter {
           settled = true;
           this.consecutiveStartFailures = 0;
           slot.state = 'idle';
-          this.loadedFonts = message.fonts;
+          this.emit('started', { seconds: (performance.now() - spawnedAt) / 1000 });
           resolve();
           this.dispatch();
         } else if (message.type === 'fatal') {

@@ -3,7 +3,6 @@
  * over Node's IPC channel (they carry no request content); jobs and their
  * outcomes travel as frames of raw bytes on the worker's own pipe (frames.ts).
  */
-import type { FontFamilyInfo } from './fonts.js';
 
 export interface Warning {
   message: string;
@@ -26,5 +25,5 @@ export type TemplateFailure =
   | { kind: 'data'; message: string };
 
 export type ControlMessage =
-  | { type: 'ready'; fonts: FontFamilyInfo[] }
+  | { type: 'ready' }
   | { type: 'fatal'; message: string };

@@ -11,7 +11,6 @@ import { Worker } from 'node:worker_threads';
 import { jsonErrorBody } from '../body/error-body.js';
 import { templateMessage, warningsHeader } from '../messages.js';
 import type { EngineOptions, TypstEngine } from './engine.js';
-import type { FontCatalog } from './fonts.js';
 import { frameOnRead, FrameType, readJob, writeDone, writeFailed, writeStarted, type Frame } from './frames.js';
 import { PAGE_BYTES } from './memory-watch.js';
 import type { ControlMessage } from './protocol.js';
@@ -83,13 +82,10 @@ async function main(): Promise<void> {
   const options = JSON.parse(process.argv[2] ?? '{}') as EngineOptions;
   exitWithParent();
   let engine: TypstEngine;
-  let fonts: FontCatalog;
   try {
     // Loaded here, not at the top, so a native module that fails to load is reported, not a crash.
     const { TypstEngine: Engine } = await import('./engine.js');
-    const { loadFontCatalog } = await import('./fonts.js');
-    fonts = loadFontCatalog();
-    engine = new Engine(options, fonts);
+    engine = new Engine(options);
   } catch (error) {
     send({ type: 'fatal', message: `Typst engine failed to start: ${startFailure(error)}` });
     process.exit(1);
@@ -99,7 +95,7 @@ async function main(): Promise<void> {
   const pipe = new Socket({ fd: FRAME_FD, readable: true, writable: true, onread: frameOnRead(onFrame) } as SocketConstructorOpts);
   pipe.on('error', () => process.exit(0));
   pipe.on('end', () => process.exit(0));
-  send({ type: 'ready', fonts: fonts.families });
+  send({ type: 'ready' });
 
   function onFrame(frame: Frame): void {
     if (frame.type !== FrameType.Job) return void frame.bytes.fill(0);

@@ -10,6 +10,8 @@ export interface ParsedPdf {
   text: string[];
   /** Text of each page, one entry per text item, in reading order. */
   items: string[][];
+  /** Each page's text items with where they start on the page (PDF units, origin bottom left). */
+  placed: { text: string; x: number; y: number }[][];
   /** Base names of the embedded fonts, subset prefix removed (e.g. "Arimo-Bold"). */
   fonts: string[];
   /** Pixel size ("40x30") of each image drawn, on any page and inside forms (SVG), in drawing order. */
@@ -24,6 +26,7 @@ export async function parsePdf(bytes: Uint8Array | ArrayBuffer): Promise<ParsedP
   try {
     const text: string[] = [];
     const items: string[][] = [];
+    const placed: ParsedPdf['placed'] = [];
     const fonts = new Set<string>();
     const images: string[] = [];
     for (let n = 1; n <= doc.numPages; n++) {
@@ -31,6 +34,7 @@ export async function parsePdf(bytes: Uint8Array | ArrayBuffer): Promise<ParsedP
       const content = await page.getTextContent();
       const strings = content.items.map((item) => ('str' in item ? item.str : '')).filter((s) => s.length > 0);
       items.push(strings);
+      placed.push(content.items.flatMap((item) => ('str' in item && item.str.length > 0 ? [{ text: item.str, x: item.transform[4] as number, y: item.transform[5] as number }] : [])));
       text.push(strings.join(' '));
       const ops = await page.getOperatorList();
       for (let i = 0; i < ops.fnArray.length; i++) {
@@ -46,7 +50,7 @@ export async function parsePdf(bytes: Uint8Array | ArrayBuffer): Promise<ParsedP
     }
     const outline = ((await doc.getOutline()) ?? []).map((entry) => entry.title);
     const meta = (await doc.getMetadata()).info as { Creator?: string };
-    return { pages: doc.numPages, text, items, fonts: [...fonts], images, outline, creator: meta.Creator };
+    return { pages: doc.numPages, text, items, placed, fonts: [...fonts], images, outline, creator: meta.Creator };
   } finally {
     await doc.destroy();
   }

@@ -1,5 +1,6 @@
 // Which fonts the renderer bundles, where they come from, and which extra
-// family names they answer to. Pure data; loading happens in fonts.ts.
+// family names they answer to. Pure data: prepare.ts writes the files at
+// build time, catalog.ts lists them for the workers and GET /v1/fonts.
 
 export type FontStyle = 'normal' | 'italic' | 'oblique';
 
@@ -10,17 +11,21 @@ export interface BundledFamily {
   pkg: string;
   /** Files inside the package, resolved with require.resolve. */
   files: string[];
-  /** Extra family names served by in-memory renamed copies. */
+  /** Extra family names served by renamed copies. */
   aliases: string[];
 }
 
 // @expo-google-fonts/* lay files out as <dir>/<Prefix>_<dir>.ttf.
 const EXPO_STYLES = ['400Regular', '700Bold', '400Regular_Italic', '700Bold_Italic'];
+/** The script families come upright only. */
+const UPRIGHT = EXPO_STYLES.slice(0, 2);
 
-function expo(family: string, pkgName: string, prefix: string, aliases: string[] = []): BundledFamily {
+function expo(family: string, pkgName: string, prefix: string, aliases: string[] = [], styles = EXPO_STYLES): BundledFamily {
   const pkg = `@expo-google-fonts/${pkgName}`;
-  return { family, pkg, files: EXPO_STYLES.map((s) => `${pkg}/${s}/${prefix}_${s}.ttf`), aliases };
+  return { family, pkg, files: styles.map((s) => `${pkg}/${s}/${prefix}_${s}.ttf`), aliases };
 }
+
+const script = (family: string, pkgName: string, prefix: string) => expo(family, pkgName, prefix, [], UPRIGHT);
 
 export const BUNDLED_FAMILIES: BundledFamily[] = [
   // Metric-compatible stand-ins for the classic PostScript/Windows core fonts
@@ -35,6 +40,18 @@ export const BUNDLED_FAMILIES: BundledFamily[] = [
   expo('Lato', 'lato', 'Lato'),
   expo('Noto Sans', 'noto-sans', 'NotoSans'),
   expo('Noto Serif', 'noto-serif', 'NotoSerif'),
+  // Scripts the families above lack, so that text in them prints with real
+  // glyphs with no `font:` at all: Typst falls back to a family that covers
+  // the characters. Where several do (Han characters), the first listed wins,
+  // so Japanese forms are the default; `font: "Noto Sans SC"` (or TC, KR) picks others.
+  script('Noto Sans JP', 'noto-sans-jp', 'NotoSansJP'),
+  script('Noto Sans SC', 'noto-sans-sc', 'NotoSansSC'),
+  script('Noto Sans TC', 'noto-sans-tc', 'NotoSansTC'),
+  script('Noto Sans KR', 'noto-sans-kr', 'NotoSansKR'),
+  script('Noto Sans Arabic', 'noto-sans-arabic', 'NotoSansArabic'),
+  script('Noto Sans Hebrew', 'noto-sans-hebrew', 'NotoSansHebrew'),
+  script('Noto Sans Devanagari', 'noto-sans-devanagari', 'NotoSansDevanagari'),
+  script('Noto Sans Thai', 'noto-sans-thai', 'NotoSansThai'),
 ];
 
 const RIBBI = [

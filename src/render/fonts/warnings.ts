@@ -12,8 +12,8 @@
 // DESIGN.md, zero data retention in memory), so the scan and the comparison
 // work on bytes, and a warning names the place of the family, not the family.
 
-import type { Warning } from './protocol.js';
-import { ownedBuffer } from '../body/owned-buffer.js';
+import type { Warning } from '../protocol.js';
+import { ownedBuffer } from '../../body/owned-buffer.js';
 
 const FONT = Buffer.from('font');
 const QUOTE = 0x22;

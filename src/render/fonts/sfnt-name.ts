@@ -52,17 +52,32 @@ interface ParsedName {
   langTags: Buffer[];
 }
 
-function readTableDirectory(font: Buffer): TableRecord[] {
-  if (font.length < OFFSET_TABLE_SIZE) throw new Error('font too short');
-  const version = font.readUInt32BE(0);
+/**
+ * Where each face's table directory starts: 0 for a single font, the
+ * offsets listed in the header of a collection ('ttcf'). Table offsets in
+ * a collection count from the start of the file, so every reader below
+ * takes the face's directory offset and the whole file.
+ */
+export function faceOffsets(file: Buffer): number[] {
+  if (file.length < OFFSET_TABLE_SIZE) throw new Error('too short to be a font');
+  if (file.toString('latin1', 0, 4) !== 'ttcf') return [0];
+  const count = file.readUInt32BE(8);
+  if (count === 0 || 12 + count * 4 > file.length) throw new Error('broken font collection header');
+  return Array.from({ length: count }, (_, i) => file.readUInt32BE(12 + i * 4));
+}
+
+function readTableDirectory(font: Buffer, face = 0): TableRecord[] {
+  if (font.length < face + OFFSET_TABLE_SIZE) throw new Error('font too short');
+  const version = font.readUInt32BE(face);
   if (version !== SFNT_TRUETYPE && version !== SFNT_OPENTYPE_CFF && version !== SFNT_APPLE_TRUE) {
-    // Collections ('ttcf'), WOFF and WOFF2 are not handled here.
+    // WOFF and WOFF2 are not handled here (nor by Typst); collections go through faceOffsets().
     throw new Error(`unsupported sfnt version 0x${version.toString(16)}`);
   }
-  const numTables = font.readUInt16BE(4);
+  const numTables = font.readUInt16BE(face + 4);
+  if (face + OFFSET_TABLE_SIZE + numTables * TABLE_RECORD_SIZE > font.length) throw new Error('table directory out of bounds');
   const tables: TableRecord[] = [];
   for (let i = 0; i < numTables; i++) {
-    const at = OFFSET_TABLE_SIZE + i * TABLE_RECORD_SIZE;
+    const at = face + OFFSET_TABLE_SIZE + i * TABLE_RECORD_SIZE;
     const tag = font.toString('latin1', at, at + 4);
     const offset = font.readUInt32BE(at + 8);
     const length = font.readUInt32BE(at + 12);
@@ -72,8 +87,8 @@ function readTableDirectory(font: Buffer): TableRecord[] {
   return tables;
 }
 
-function findTable(font: Buffer, tag: string): Buffer | undefined {
-  const rec = readTableDirectory(font).find((t) => t.tag === tag);
+function findTable(font: Buffer, tag: string, face = 0): Buffer | undefined {
+  const rec = readTableDirectory(font, face).find((t) => t.tag === tag);
   return rec && font.subarray(rec.offset, rec.offset + rec.length);
 }
 
@@ -193,16 +208,16 @@ function encodeLike(r: NameRecord, text: string): Buffer | null {
 
 // ---- public API -------------------------------------------------------------
 
-/** All name records of a font (throws on collections or malformed fonts). */
-export function readNameRecords(font: Buffer): NameRecord[] {
-  const table = findTable(font, 'name');
+/** All name records of a font, or of one face of a collection (throws on malformed fonts). */
+export function readNameRecords(font: Buffer, face = 0): NameRecord[] {
+  const table = findTable(font, 'name', face);
   if (!table) throw new Error('font has no name table');
   return parseNameTable(table).records;
 }
 
 /** First decodable string for a name id, preferring Windows English records. */
-export function getName(font: Buffer, nameId: number): string | null {
-  const records = readNameRecords(font).filter((r) => r.nameId === nameId);
+export function getName(font: Buffer, nameId: number, face = 0): string | null {
+  const records = readNameRecords(font, face).filter((r) => r.nameId === nameId);
   const windowsEn = records.find((r) => r.platformId === PLATFORM_WINDOWS && r.languageId === 0x409);
   for (const r of windowsEn ? [windowsEn, ...records] : records) {
     const text = decodeName(r);
@@ -215,8 +230,8 @@ export function getName(font: Buffer, nameId: number): string | null {
  * The family the font is matched under: typographic family (16) if present,
  * else legacy family (1). Typst does the same.
  */
-export function getFamilyName(font: Buffer): string {
-  const family = getName(font, NameId.typographicFamily) ?? getName(font, NameId.family);
+export function getFamilyName(font: Buffer, face = 0): string {
+  const family = getName(font, NameId.typographicFamily, face) ?? getName(font, NameId.family, face);
   if (family === null) throw new Error('font has no family name');
   return family;
 }
@@ -368,6 +383,6 @@ export function replaceTables(font: Buffer, replaced: Map<string, Buffer>): Buff
 }
 
 /** Raw bytes of a table, for tests and diagnostics. */
-export function getTable(font: Buffer, tag: string): Buffer | undefined {
-  return findTable(font, tag);
+export function getTable(font: Buffer, tag: string, face = 0): Buffer | undefined {
+  return findTable(font, tag, face);
 }
