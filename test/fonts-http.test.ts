@@ -4,8 +4,14 @@
  * service does not have is reported in X-Typst-Warnings.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
+import { renameFamily } from '../src/render/fonts/sfnt-name.js';
 import { parsePdf } from './support/pdf.js';
 import { generate, startService, TEST_KEY, type Service } from './support/service.js';
 
@@ -72,5 +78,53 @@ describe('fonts over HTTP', () => {
 
   it('requires a key for the font list', async () => {
     assert.equal((await fetch(`${service.url}/v1/fonts`)).status, 401);
+  });
+});
+
+describe('FONT_PATH', () => {
+  let dir: string;
+  let withFonts: Service;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'font-path-'));
+    mkdirSync(join(dir, 'house'));
+    // The operator's font: a bundled one under a family name of its own, in a subdirectory.
+    const arimo = loadFontCatalog().files.find((file) => /Arimo-1\.ttf$/.test(file))!;
+    writeFileSync(join(dir, 'house', 'HouseSans-Bold.ttf'), renameFamily(readFileSync(arimo), 'House Sans'));
+    writeFileSync(join(dir, 'README.txt'), 'not a font, and not named like one: ignored');
+    withFonts = await startService({ FONT_PATH: dir, WORKERS: '1' });
+  });
+  after(async () => {
+    await withFonts.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('adds the fonts of a directory to every worker and to GET /v1/fonts', async () => {
+    const listed = (await (await fetch(`${withFonts.url}/v1/fonts`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).json()) as {
+      families: { family: string; source: string; styles: unknown[] }[];
+    };
+    assert.deepEqual(
+      listed.families.find((f) => f.family === 'House Sans'),
+      { family: 'House Sans', aliasOf: null, styles: [{ style: 'normal', weight: 700 }], source: 'FONT_PATH' },
+    );
+    const res = await generate(withFonts, { data: {}, template: '#set text(font: "House Sans", weight: "bold")\nLetterhead' });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-typst-warnings'), null);
+    assert.deepEqual((await parsePdf(await res.arrayBuffer())).fonts, ['Arimo-Bold']);
+  });
+
+  it('refuses to start with a file that is not a font, naming it', () => {
+    const broken = mkdtempSync(join(tmpdir(), 'font-path-'));
+    try {
+      writeFileSync(join(broken, 'Broken.ttf'), 'this is no font');
+      const result = spawnSync(process.execPath, [fileURLToPath(new URL('../src/main.js', import.meta.url))], {
+        env: { PATH: process.env.PATH ?? '', PORT: '0', API_KEYS: TEST_KEY, WORKERS: '1', FONT_PATH: broken },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      assert.equal(result.status, 1);
+      assert.match(result.stderr, new RegExp(`FONT_PATH: ${join(broken, 'Broken.ttf')} is not a usable font`));
+    } finally {
+      rmSync(broken, { recursive: true, force: true });
+    }
   });
 });

@@ -91,6 +91,7 @@ describe('settings', () => {
     [{ WORKERS: '0' }, /WORKERS must be between 1 and 256/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
     [{ PACKAGE_PATH: 'relative/dir' }, /PACKAGE_PATH must be an absolute/],
+    [{ FONT_PATH: 'fonts' }, /FONT_PATH must be an absolute path of a directory/],
     [{ API_KEYS: '', API_KEYS_FILE: '/nonexistent/keys' }, /API_KEYS_FILE cannot be read/],
   ];
   for (const [env, message] of bad) {
