@@ -56,10 +56,10 @@ describe('typst-pdf command line', () => {
     assert.ok(readFileSync(CLI, 'utf8').startsWith('#!/usr/bin/env node\n'));
   });
 
-  it('renders the letter example, with URL and key from the environment, and writes a valid PDF', async () => {
+  it('renders the letter example with its logo (--asset), with URL and key from the environment, and writes a valid PDF', async () => {
     const out = join(dir, 'letter.pdf');
     const run = await runCli(
-      ['render', '--template', join(EXAMPLES, 'letter.typ'), '--data', join(EXAMPLES, 'letter.json'), '--out', out],
+      ['render', '--template', join(EXAMPLES, 'letter.typ'), '--data', join(EXAMPLES, 'letter.json'), '--asset', join(EXAMPLES, 'letterhead.svg'), '--out', out],
       { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY },
     );
     assert.equal(run.code, 0, run.stderr);
@@ -69,6 +69,21 @@ describe('typst-pdf command line', () => {
     const pdf = await parsePdf(bytes);
     assert.equal(pdf.pages, 1);
     assert.ok(pdf.fonts.includes('Tinos-Regular'));
+    assert.equal(pdf.forms, 1, 'the logo');
+  });
+
+  it('sends --asset NAME=FILE under the name given, and says which file it cannot read', async () => {
+    const template = join(dir, 'asset.typ');
+    writeFileSync(template, '#read("notes/today.txt")');
+    writeFileSync(join(dir, 'local-name.txt'), 'Read from an asset');
+    const out = join(dir, 'asset.pdf');
+    const env = { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY };
+    const run = await runCli(['render', '--template', template, '--asset', `notes/today.txt=${join(dir, 'local-name.txt')}`, '--out', out], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal((await parsePdf(readFileSync(out))).text[0], 'Read from an asset');
+    const missing = await runCli(['render', '--template', template, '--asset', join(dir, 'nope.png')], env);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /cannot read .*nope\.png: ENOENT/);
   });
 
   it('prints the service\'s syntax error with the line it names, exits 1 and writes nothing', async () => {
@@ -176,6 +191,14 @@ describe('TypeScript client', () => {
   });
   after(async () => {
     await service?.stop();
+  });
+
+  it('encodes bytes given as assets, and sends strings as they are', async () => {
+    const bytes = await generatePdf(
+      { data: {}, template: '#read("a.txt") #read("b.txt")', assets: { 'a.txt': new TextEncoder().encode('from bytes'), 'b.txt': Buffer.from('as base64').toString('base64') } },
+      { url: service.url, apiKey: TEST_KEY },
+    );
+    assert.equal((await parsePdf(bytes)).text[0], 'from bytes as base64');
   });
 
   it('resolves to the PDF bytes', async () => {

@@ -16,7 +16,13 @@ const example = (file: string) => readFileSync(new URL(`../../examples/${file}`,
 const REPORT = example('report.typ');
 const LETTER = example('letter.typ');
 const REPORT_SAMPLE = JSON.parse(example('report.json')) as ReturnType<typeof reportData>;
-const LETTER_SAMPLE = JSON.parse(example('letter.json')) as ReturnType<typeof letterData>;
+const LETTER_SAMPLE = JSON.parse(example('letter.json')) as ReturnType<typeof letterData> & { logo: string };
+const LETTERHEAD = readFileSync(new URL('../../examples/letterhead.svg', import.meta.url)).toString('base64');
+const INVOICE = example('invoice-ja.typ');
+const INVOICE_SAMPLE = JSON.parse(example('invoice-ja.json')) as {
+  customer: { name: string; contact: string };
+  items: { description: string; quantity: number; price: number }[];
+};
 
 let service: Service;
 before(async () => {
@@ -27,7 +33,9 @@ after(async () => {
 });
 
 async function render(template: string, data: unknown): Promise<{ pdf: ParsedPdf; bytes: Uint8Array }> {
-  const res = await generate(service, { data, template });
+  // The letter's logo, when its data names it, travels as an asset, as `npm run examples` sends it.
+  const assets = (data as { logo?: string }).logo === 'letterhead.svg' ? { 'letterhead.svg': LETTERHEAD } : undefined;
+  const res = await generate(service, { data, template, assets });
   const bytes = new Uint8Array(await res.arrayBuffer());
   assert.equal(res.status, 200, Buffer.from(bytes).toString());
   return { pdf: await parsePdf(bytes), bytes };
@@ -110,6 +118,14 @@ describe('letter template', () => {
     assert.deepEqual(items.slice(-3), [LETTER_SAMPLE.sender.name, LETTER_SAMPLE.sender.title, LETTER_SAMPLE.sender.company]);
   });
 
+  it('draws the letterhead logo sent as an asset, and none without one', async () => {
+    const withLogo = await render(LETTER, LETTER_SAMPLE);
+    assert.equal(withLogo.pdf.forms, 1);
+    const withoutLogo = await render(LETTER, { ...LETTER_SAMPLE, logo: undefined });
+    assert.equal(withoutLogo.pdf.forms, 0);
+    assert.deepEqual(withoutLogo.pdf.items, withLogo.pdf.items);
+  });
+
   it('prints each line of the addresses on a line of its own', async () => {
     const { bytes } = await render(LETTER, LETTER_SAMPLE);
     const lines = (await pdfLayout(bytes))[0]!.lines.map((line) => line.text);
@@ -169,5 +185,20 @@ describe('letter template', () => {
     for (const token of ['Harbor & Finch', '#4471', '$12,500', 'PART_NO_2231*B', 'contracts@harborfinch.example']) {
       assert.ok(pdf.text[0]!.includes(token), token);
     }
+  });
+});
+
+describe('Japanese invoice template', () => {
+  it('prints the customer block and every item in Japanese, in Noto Sans JP, with tax and total', async () => {
+    const { pdf } = await render(INVOICE, INVOICE_SAMPLE);
+    assert.equal(pdf.pages, 1);
+    assert.deepEqual([...pdf.fonts].sort(), ['NotoSans-Bold', 'NotoSans-Regular', 'NotoSansJP-Bold', 'NotoSansJP-Regular']);
+    const text = pdf.text[0]!.normalize('NFKC').replace(/\s+/g, '');
+    for (const expected of ['請求書', INVOICE_SAMPLE.customer.name, INVOICE_SAMPLE.customer.contact, ...INVOICE_SAMPLE.items.map((item) => item.description)]) {
+      assert.ok(text.includes(expected.normalize('NFKC').replace(/\s+/g, '')), expected);
+    }
+    const subtotal = INVOICE_SAMPLE.items.reduce((sum, item) => sum + item.quantity * item.price, 0);
+    const total = subtotal + Math.floor(subtotal * 0.1);
+    assert.ok(text.includes(`¥${total.toLocaleString('en-US')}`), `total ${total}`);
   });
 });

@@ -262,7 +262,7 @@ describe('playground', { skip: missing }, () => {
     assert.match((await editorLines(page, 'template-editor'))[0] ?? '', /^\/\/ Business letter template/);
     assert.match((await editorLines(page, 'data-editor')).join('\n'), /"salutation"/);
     assert.equal(letter.pages, 1);
-    assert.equal(await page.getByTestId('assets').locator('li').count(), 0, 'the letter brings its own assets (none yet)');
+    assert.deepEqual(await page.getByTestId('assets').locator('li').allInnerTexts().then((items: string[]) => items.map((t) => t.split(/\s/)[0])), ['letterhead.svg'], 'the letter brings its logo');
     assert.equal(await errorText(page), '');
   });
 

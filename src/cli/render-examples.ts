@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_URL, TypstPdfError, generatePdf } from '../client/index.js';
 
-const EXAMPLES = ['report', 'letter'];
+/** Each example, and the files of examples/ it sends as `assets`. */
+const EXAMPLES: { name: string; assets?: string[] }[] = [{ name: 'report' }, { name: 'letter', assets: ['letterhead.svg'] }, { name: 'invoice-ja' }];
 
 // dist/src/cli/render-examples.js -> examples/ at the package root.
 const examplesDir = fileURLToPath(new URL('../../../examples/', import.meta.url));
@@ -18,12 +19,13 @@ const apiKey = process.env.TYPST_PDF_API_KEY;
 
 mkdirSync(outDir, { recursive: true });
 let failed = 0;
-for (const name of EXAMPLES) {
+for (const { name, assets } of EXAMPLES) {
   const template = readFileSync(join(examplesDir, `${name}.typ`), 'utf8');
   const data = JSON.parse(readFileSync(join(examplesDir, `${name}.json`), 'utf8')) as Record<string, unknown>;
   const out = join(outDir, `${name}.pdf`);
   try {
-    const pdf = await generatePdf({ data, template }, { url, apiKey });
+    const files = Object.fromEntries((assets ?? []).map((file) => [file, readFileSync(join(examplesDir, file))]));
+    const pdf = await generatePdf({ data, template, assets: files }, { url, apiKey });
     writeFileSync(out, pdf);
     console.log(`${out}: ${pdf.byteLength} bytes`);
   } catch (error) {

@@ -27,6 +27,7 @@ Renders a Typst template with JSON data through the Typst PDF service.
   --template FILE    Typst template to render (required)
   --data FILE        JSON file with the data object (default: {}); - reads standard input
   --out FILE         where to write the PDF (default: the template's name with .pdf); - writes standard output
+  --asset [NAME=]FILE  a file the template reads by NAME (default: the file's base name); repeatable
   --url URL          service URL (default: $TYPST_PDF_URL, else ${DEFAULT_URL})
   --api-key KEY      API key (default: $TYPST_PDF_API_KEY; prefer the variable, flags are visible to other users)
   --retries N        retries of a 429 or 503 answer (default: ${DEFAULT_RETRIES})
@@ -49,6 +50,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
         template: { type: 'string', short: 't' },
         data: { type: 'string', short: 'd' },
         out: { type: 'string', short: 'o' },
+        asset: { type: 'string', short: 'a', multiple: true },
         url: { type: 'string' },
         'api-key': { type: 'string' },
         retries: { type: 'string' },
@@ -76,12 +78,14 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
 
   let template: string;
   let data: Record<string, unknown>;
+  let assets: Record<string, Uint8Array> | undefined;
   let retries: number;
   let maxWaitSeconds: number;
   try {
     if (!values.template) throw new UsageError('--template is required');
     template = readText(values.template);
     data = values.data === undefined ? {} : readData(values.data);
+    assets = values.asset === undefined ? undefined : readAssets(values.asset);
     retries = wholeNumber('--retries', values.retries, DEFAULT_RETRIES);
     maxWaitSeconds = wholeNumber('--max-wait', values['max-wait'], DEFAULT_MAX_RETRY_WAIT_MS / 1000);
   } catch (error) {
@@ -91,7 +95,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
 
   try {
     const pdf = await generatePdf(
-      { data, template },
+      { data, template, assets },
       {
         url: values.url ?? (env.TYPST_PDF_URL || DEFAULT_URL),
         apiKey: values['api-key'] ?? env.TYPST_PDF_API_KEY,
@@ -134,6 +138,22 @@ function readText(file: string): string {
   } catch (error) {
     throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
+}
+
+/** `--asset logo.png` or `--asset img/seal.svg=path/to/seal.svg`, read as bytes. */
+function readAssets(specs: string[]): Record<string, Uint8Array> {
+  const assets: Record<string, Uint8Array> = {};
+  for (const spec of specs) {
+    const eq = spec.indexOf('=');
+    const [name, file] = eq > 0 ? [spec.slice(0, eq), spec.slice(eq + 1)] : [basename(spec), spec];
+    if (name in assets) throw new UsageError(`--asset ${name} is given twice`);
+    try {
+      assets[name] = readFileSync(file);
+    } catch (error) {
+      throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  return assets;
 }
 
 function readData(file: string): Record<string, unknown> {

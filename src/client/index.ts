@@ -1,5 +1,5 @@
 /**
- * A small client for the Typst PDF service: `generatePdf({ data, template })`
+ * A small client for the Typst PDF service: `generatePdf({ data, template, assets })`
  * sends one generate request and resolves to the PDF bytes. Answers 429 (rate
  * limited) and 503 (busy) are retried after the wait the service asks for,
  * within a bounded number of attempts and a bounded total wait; every other
@@ -17,6 +17,12 @@ export interface GenerateRequest {
   data: Record<string, unknown>;
   /** Typst markup. */
   template: string;
+  /**
+   * Files the template reads by name (`#image("logo.png")`, `#read`, `#csv`, `#include`):
+   * bytes, which the client encodes as base64, or a string already in base64 or a
+   * `data:<type>;base64,` URL, sent as it is.
+   */
+  assets?: Record<string, Uint8Array | string>;
 }
 
 export interface RetryInfo {
@@ -65,7 +71,7 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
   const doFetch = options.fetch ?? fetch;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/pdf' };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-  const body = JSON.stringify({ data: request.data, template: request.template });
+  const body = JSON.stringify({ data: request.data, template: request.template, assets: encodeAssets(request.assets) });
 
   for (let attempt = 1; ; attempt++) {
     const signals = [AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS)];
@@ -90,6 +96,20 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
     options.onRetry?.({ status: error.status, message: error.message, waitMs, attempt: attempt + 1, maxAttempts });
     await sleep(waitMs, options.signal);
   }
+}
+
+function encodeAssets(assets: GenerateRequest['assets']): Record<string, string> | undefined {
+  if (assets === undefined) return undefined;
+  return Object.fromEntries(Object.entries(assets).map(([name, value]) => [name, typeof value === 'string' ? value : toBase64(value)]));
+}
+
+/** Base64 of `bytes`: Buffer where there is one (Node), else btoa over chunks (browsers). */
+function toBase64(bytes: Uint8Array): string {
+  const NodeBuffer = (globalThis as { Buffer?: { from(b: Uint8Array): { toString(encoding: 'base64'): string } } }).Buffer;
+  if (NodeBuffer) return NodeBuffer.from(bytes).toString('base64');
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
 }
 
 function withTrailingSlash(url: string): string {

@@ -20,6 +20,17 @@ export const generateBodySchema = {
   properties: {
     data: { type: 'object', description: 'Exposed to the template as the Typst dictionary `data`.' },
     template: { type: 'string', description: 'Typst markup.' },
+    assets: {
+      type: 'object',
+      description:
+        'Files the template reads by name (`#image("logo.png")`, `#read`, `#csv`, `#json`, `#include`), by relative or absolute path. ' +
+        'Names: segments of `A-Za-z0-9._-` joined by `/`, no `.` or `..` segment, no leading `/`, at most 255 characters; at most 1,000 entries. ' +
+        'Values: base64 (standard alphabet; padding and ASCII whitespace tolerated) or a `data:<type>;base64,` URL. They count toward the 10 MB body limit.',
+      maxProperties: 1000,
+      propertyNames: { type: 'string', maxLength: 255, pattern: '^(?!\\.{1,2}(/|$))(?!.*/\\.{1,2}(/|$))[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$' },
+      additionalProperties: { type: 'string', description: 'base64, or data:<type>;base64,<base64>' },
+      examples: [{ 'logo.png': 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==' }],
+    },
   },
 } as const;
 

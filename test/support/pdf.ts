@@ -16,6 +16,8 @@ export interface ParsedPdf {
   fonts: string[];
   /** Pixel size ("40x30") of each image drawn, on any page and inside forms (SVG), in drawing order. */
   images: string[];
+  /** Form XObjects drawn (Typst draws each SVG image as one). */
+  forms: number;
   outline: string[];
   creator: string | undefined;
 }
@@ -29,6 +31,7 @@ export async function parsePdf(bytes: Uint8Array | ArrayBuffer): Promise<ParsedP
     const placed: ParsedPdf['placed'] = [];
     const fonts = new Set<string>();
     const images: string[] = [];
+    let forms = 0;
     for (let n = 1; n <= doc.numPages; n++) {
       const page = await doc.getPage(n);
       const content = await page.getTextContent();
@@ -38,6 +41,7 @@ export async function parsePdf(bytes: Uint8Array | ArrayBuffer): Promise<ParsedP
       text.push(strings.join(' '));
       const ops = await page.getOperatorList();
       for (let i = 0; i < ops.fnArray.length; i++) {
+        if (ops.fnArray[i] === OPS.paintFormXObjectBegin) forms++;
         if (ops.fnArray[i] === OPS.paintImageXObject) {
           const [, width, height] = ops.argsArray[i] as [string, number, number];
           images.push(`${width}x${height}`);
@@ -50,7 +54,7 @@ export async function parsePdf(bytes: Uint8Array | ArrayBuffer): Promise<ParsedP
     }
     const outline = ((await doc.getOutline()) ?? []).map((entry) => entry.title);
     const meta = (await doc.getMetadata()).info as { Creator?: string };
-    return { pages: doc.numPages, text, items, placed, fonts: [...fonts], images, outline, creator: meta.Creator };
+    return { pages: doc.numPages, text, items, placed, fonts: [...fonts], images, forms, outline, creator: meta.Creator };
   } finally {
     await doc.destroy();
   }
