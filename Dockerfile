@@ -3,28 +3,28 @@
 # Run:    docker run -p 3000:3000 -e API_KEYS=<key> typst-pdf-service
 
 # --- build: compile the TypeScript and bundle the playground page ------------
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY playground ./playground
 COPY scripts ./scripts
 COPY examples ./examples
-# The service's TypeScript, then the playground page (bundled into dist/playground/).
-RUN npx tsc -p tsconfig.json && npm run build:playground
+# The service's TypeScript, the bundled fonts as files (dist/fonts/), then the playground page (dist/playground/).
+RUN npm run build
 
-# --- runtime dependencies only (the Typst binding and the bundled fonts are npm packages) ---
-FROM node:20-bookworm-slim AS deps
+# --- runtime dependencies only (the Typst binding; the fonts are already in dist/fonts) ---
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 # --- runtime ------------------------------------------------------------------
 # Debian (glibc) slim: the Typst binding ships linux-x64 gnu and musl builds;
-# the service uses only the fonts bundled in node_modules, never system fonts.
-FROM node:20-bookworm-slim
+# the service uses only its bundled fonts (dist/fonts) and FONT_PATH, never system fonts.
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000
@@ -32,6 +32,7 @@ WORKDIR /app
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist/src ./dist/src
 COPY --from=build --chown=root:root /app/dist/playground ./dist/playground
+COPY --from=build --chown=root:root /app/dist/fonts ./dist/fonts
 COPY --chown=root:root package.json NOTICES.md ./
 COPY --chown=root:root licenses ./licenses
 # The code is owned by root and read-only to the service, which runs as the unprivileged `node` user.

@@ -32,6 +32,7 @@ export interface Config {
   maxWorkerMemoryMb: number;
   /** Operator-provided directory of Typst packages (`<namespace>/<name>/<version>`). */
   packagePath: string | undefined;
+  /** Operator's directory of extra fonts, loaded by every worker. */
   fontPath: string | undefined;
   /** pino log level. */
   logLevel: string;
@@ -127,73 +128,85 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-export function loadConfig(env: Env = process.env): Config {
-  const workers = integer(env, 'WORKERS', availableParallelism(), 1, 256);
-  const logLevel = text(env, 'LOG_LEVEL') ?? 'info';
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
-  }
-  const packagePath = text(env, 'PACKAGE_PATH');
-  if (packagePath !== undefined && !packagePath.startsWith('/')) {
-    throw new ConfigError(`PACKAGE_PATH must be an absolute directory path, got "${packagePath}"`);
-  }
-  const fontPath = text(env, 'FONT_PATH');
-  if (fontPath !== undefined && !(fontPath.startsWith('/') && isDirectory(fontPath))) {
-    throw new ConfigError(`FONT_PATH must be an absolute path of a directory, got "${fontPath}"`);
-  }
-  const maxWorkerMemoryMb = integer(env, 'MAX_WORKER_MEMORY_MB', 2048, 0, 1_048_576);
-  if (maxWorkerMemoryMb !== 0 && maxWorkerMemoryMb < MIN_WORKER_MEMORY_MB) {
-    // An idle worker (Node, the compiler and the fonts) already holds about 110 MiB.
-    throw new ConfigError(`MAX_WORKER_MEMORY_MB must be 0 (no cap) or at least ${MIN_WORKER_MEMORY_MB}, got ${maxWorkerMemoryMb}`);
-  }
-  return {
-    port: integer(env, 'PORT', 3000, 0, 65535),
-    host: text(env, 'HOST') ?? '0.0.0.0',
-    workers,
-    spareWorkers: integer(env, 'SPARE_WORKERS', 1, 0, 64),
-    apiKeys: text(env, 'API_KEYS'),
-    apiKeysFile: text(env, 'API_KEYS_FILE'),
-    compileTimeoutMs: integer(env, 'COMPILE_TIMEOUT_MS', 10_000, 100, 600_000),
-    queueLimit: integer(env, 'QUEUE_LIMIT', workers * 4, 0, 100_000),
-    queueTimeoutMs: integer(env, 'QUEUE_TIMEOUT_MS', 10_000, 1, 600_000),
-    workerMaxJobs: integer(env, 'WORKER_MAX_JOBS', 1000, 0, 10_000_000),
-    maxWorkerMemoryMb,
-    packagePath,
-    fontPath,
-    logLevel,
-    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000),
-    rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 3_600_000),
-    redisUrl: redisUrl(env),
-    trustProxy: trustProxy(env),
-    metricsPort: text(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
-    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
-    playground: flag(env, 'PLAYGROUND', true),
-  };
+/** One setting: its variable, the Config field it fills, its default and meaning as the README shows them, and its reader. */
+interface Setting<K extends keyof Config = keyof Config> {
+  name: string;
+  key: K;
+  /** Markdown, as in the README's table. */
+  default: string;
+  /** Markdown, as in the README's table. */
+  meaning: string;
+  /** Reads and checks the variable; `so` holds the settings read before it (QUEUE_LIMIT's default follows WORKERS). */
+  read: (env: Env, so: Partial<Config>) => Config[K];
+  /** Shown only as "(set)". */
+  secret?: boolean;
 }
 
-/** Every setting with its default and meaning, for `--help` (the README carries the same table). */
-export const SETTINGS: ReadonlyArray<{ name: string; default: string; meaning: string; secret?: boolean }> = [
-  { name: 'PORT', default: '3000', meaning: 'TCP port of the API' },
-  { name: 'HOST', default: '0.0.0.0', meaning: 'Interface to listen on' },
-  { name: 'API_KEYS', default: '(none)', meaning: 'Comma-separated keys (or sha256:<hex>)', secret: true },
-  { name: 'API_KEYS_FILE', default: '(none)', meaning: 'File with one key entry per line' },
-  { name: 'WORKERS', default: 'number of cores', meaning: 'Worker processes, one compile each at a time' },
-  { name: 'SPARE_WORKERS', default: '1', meaning: 'Started, idle workers kept to replace one that ends, without a cold start' },
-  { name: 'COMPILE_TIMEOUT_MS', default: '10000', meaning: 'Compile time limit; past it the worker is killed (422)' },
-  { name: 'QUEUE_LIMIT', default: '4 x WORKERS', meaning: 'Requests that may wait for a worker; past it, 503' },
-  { name: 'QUEUE_TIMEOUT_MS', default: '10000', meaning: 'Longest wait for a worker before 503' },
-  { name: 'WORKER_MAX_JOBS', default: '1000', meaning: 'A worker is replaced after this many compiles (0: never)' },
-  { name: 'PACKAGE_PATH', default: '(none)', meaning: 'Absolute directory of local Typst packages' },
-  { name: 'FONT_PATH', default: '(none)', meaning: 'Absolute directory of extra .ttf/.otf/.ttc fonts, loaded by every worker' },
-  { name: 'LOG_LEVEL', default: 'info', meaning: LOG_LEVELS.join(', ') },
-  { name: 'RATE_LIMIT_PER_MINUTE', default: '100', meaning: 'Requests per window per key (unless its own limit=) and per address without a key' },
-  { name: 'RATE_LIMIT_WINDOW_MS', default: '60000', meaning: 'Length of the fixed rate-limit window (change only for tests)' },
-  { name: 'REDIS_URL', default: '(none)', meaning: 'Redis for rate-limit counters shared by all instances', secret: true },
-  { name: 'TRUST_PROXY', default: 'false', meaning: 'Proxies whose X-Forwarded-For names the client' },
-  { name: 'METRICS_PORT', default: '(API port)', meaning: 'Serve /metrics on this port instead of the API port' },
-  { name: 'SHUTDOWN_TIMEOUT_MS', default: '25000', meaning: 'On SIGTERM/SIGINT, longest wait for in-flight requests' },
-  { name: 'PLAYGROUND', default: 'true', meaning: 'Serve the template playground at /playground (false: off, 404)' },
-];
+function maxWorkerMemory(env: Env): number {
+  const value = integer(env, 'MAX_WORKER_MEMORY_MB', 2048, 0, 1_048_576);
+  if (value !== 0 && value < MIN_WORKER_MEMORY_MB) {
+    // An idle worker (Node and the compiler) already holds tens of MiB, and a compile needs room.
+    throw new ConfigError(`MAX_WORKER_MEMORY_MB must be 0 (no cap) or at least ${MIN_WORKER_MEMORY_MB}, got ${value}`);
+  }
+  return value;
+}
+
+function logLevel(env: Env): string {
+  const value = text(env, 'LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(value)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`);
+  return value;
+}
+
+function absolutePath(env: Env, name: string, what: string): string | undefined {
+  const value = text(env, name);
+  if (value !== undefined && !value.startsWith('/')) throw new ConfigError(`${name} must be ${what}, got "${value}"`);
+  return value;
+}
+
+function directory(env: Env, name: string): string | undefined {
+  const value = absolutePath(env, name, 'an absolute path of a directory');
+  if (value !== undefined && !isDirectory(value)) throw new ConfigError(`${name} must be an absolute path of a directory, got "${value}"`);
+  return value;
+}
+
+/**
+ * Every setting, in the order of `--help` and the README: the one table that
+ * loading, `--help` and the README's table (checked by a test) come from.
+ */
+export const SETTINGS: readonly Setting[] = [
+  { name: 'PORT', key: 'port', default: '`3000`', meaning: 'TCP port', read: (env) => integer(env, 'PORT', 3000, 0, 65535) },
+  { name: 'HOST', key: 'host', default: '`0.0.0.0`', meaning: 'Interface to listen on', read: (env) => text(env, 'HOST') ?? '0.0.0.0' },
+  { name: 'API_KEYS', key: 'apiKeys', default: '(none)', meaning: 'Comma-separated keys; an entry may be `sha256:<hex>` instead of the key itself', read: (env) => text(env, 'API_KEYS'), secret: true },
+  { name: 'API_KEYS_FILE', key: 'apiKeysFile', default: '(none)', meaning: 'File with one key entry per line (see below)', read: (env) => text(env, 'API_KEYS_FILE') },
+  { name: 'WORKERS', key: 'workers', default: 'number of cores', meaning: 'Worker processes, each compiling one document at a time', read: (env) => integer(env, 'WORKERS', availableParallelism(), 1, 256) },
+  { name: 'SPARE_WORKERS', key: 'spareWorkers', default: '`1`', meaning: 'Started, idle workers kept to replace one that ends (crash, kill, recycle) without a cold start', read: (env) => integer(env, 'SPARE_WORKERS', 1, 0, 64) },
+  { name: 'COMPILE_TIMEOUT_MS', key: 'compileTimeoutMs', default: '`10000`', meaning: 'Compile time limit; past it the worker is killed and the answer is 422', read: (env) => integer(env, 'COMPILE_TIMEOUT_MS', 10_000, 100, 600_000) },
+  { name: 'QUEUE_LIMIT', key: 'queueLimit', default: '`4 × WORKERS`', meaning: 'Requests that may wait for a worker; past it, 503 at once', read: (env, so) => integer(env, 'QUEUE_LIMIT', so.workers! * 4, 0, 100_000) },
+  { name: 'QUEUE_TIMEOUT_MS', key: 'queueTimeoutMs', default: '`10000`', meaning: 'Longest wait for a worker before 503', read: (env) => integer(env, 'QUEUE_TIMEOUT_MS', 10_000, 1, 600_000) },
+  { name: 'WORKER_MAX_JOBS', key: 'workerMaxJobs', default: '`1000`', meaning: 'A worker is replaced after this many compiles (0: never)', read: (env) => integer(env, 'WORKER_MAX_JOBS', 1000, 0, 10_000_000) },
+  { name: 'MAX_WORKER_MEMORY_MB', key: 'maxWorkerMemoryMb', default: '`2048`', meaning: 'Resident memory one worker may hold while compiling (at least 256, or 0 for no cap); past it the worker is killed and the answer is 422. Read from `/proc` every 50 ms (Linux)', read: maxWorkerMemory },
+  { name: 'PACKAGE_PATH', key: 'packagePath', default: '(none)', meaning: 'Absolute path of a directory of Typst packages laid out as `<namespace>/<name>/<version>/` (e.g. `preview/cetz/0.2.2/`)', read: (env) => absolutePath(env, 'PACKAGE_PATH', 'an absolute directory path') },
+  { name: 'FONT_PATH', key: 'fontPath', default: '(none)', meaning: 'Absolute path of a directory of extra `.ttf`/`.otf`/`.ttc` fonts, loaded by every worker and listed in `GET /v1/fonts`', read: (env) => directory(env, 'FONT_PATH') },
+  { name: 'LOG_LEVEL', key: 'logLevel', default: '`info`', meaning: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`', read: logLevel },
+  { name: 'RATE_LIMIT_PER_MINUTE', key: 'rateLimitPerMinute', default: '`100`', meaning: 'Requests per window for keys without their own `limit=`, and per client address without a key', read: (env) => integer(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000) },
+  { name: 'RATE_LIMIT_WINDOW_MS', key: 'rateLimitWindowMs', default: '`60000`', meaning: 'Length of the rate-limit window; change it only for tests', read: (env) => integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 3_600_000) },
+  { name: 'REDIS_URL', key: 'redisUrl', default: '(none)', meaning: '`redis://[:password@]host:port[/db]` (or `rediss://`): rate-limit counters shared by all instances', read: redisUrl, secret: true },
+  { name: 'TRUST_PROXY', key: 'trustProxy', default: '`false`', meaning: 'Proxies whose `X-Forwarded-For` names the client: `true` (any), or comma-separated addresses, CIDR ranges, `loopback`, `linklocal`, `uniquelocal`', read: trustProxy },
+  { name: 'METRICS_PORT', key: 'metricsPort', default: '(the API port)', meaning: 'Serve `GET /metrics` on this port instead of the API port (`0`: any free port)', read: (env) => (text(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535)) },
+  { name: 'SHUTDOWN_TIMEOUT_MS', key: 'shutdownTimeoutMs', default: '`25000`', meaning: 'On SIGTERM or SIGINT, longest wait for requests in flight before their compiles are cut off', read: (env) => integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000) },
+  { name: 'PLAYGROUND', key: 'playground', default: '`true`', meaning: 'Serve the template playground at `/playground` (and redirect `/` there); `false` turns both off (404)', read: (env) => flag(env, 'PLAYGROUND', true) },
+] as Setting[];
+
+export function loadConfig(env: Env = process.env): Config {
+  const config: Partial<Config> = {};
+  for (const setting of SETTINGS) (config as Record<string, unknown>)[setting.key] = setting.read(env, config);
+  return config as Config;
+}
+
+/** The README's settings table, as Markdown rows. */
+export function settingsTable(): string {
+  return ['| Variable | Default | Meaning |', '| --- | --- | --- |', ...SETTINGS.map((s) => `| \`${s.name}\` | ${s.default} | ${s.meaning} |`)].join('\n');
+}
 
 /** The value each setting has in the environment, as text for display; secrets show only "(set)". */
 export function settingValues(env: Env = process.env): Record<string, string | undefined> {

@@ -5,7 +5,7 @@
 import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
-import { answerCliArgs } from './cli-args.js';
+import { answerServerArgs, ServerArgsError } from './server-args.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { ProcessLimitError, setProcessLimits } from './process-limits.js';
 import { KeyStore } from './http/keys.js';
@@ -150,4 +150,11 @@ async function main(): Promise<void> {
   logger.info({ address: where, workers: config.workers }, 'listening');
 }
 
-if (!answerCliArgs(process.argv.slice(2))) void main();
+let answered = false;
+try {
+  answered = answerServerArgs(process.argv.slice(2));
+} catch (error) {
+  if (!(error instanceof ServerArgsError)) throw error;
+  fail(error.message);
+}
+if (!answered) void main();

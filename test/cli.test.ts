@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { SETTINGS } from '../src/config.js';
+import { SETTINGS, settingsTable } from '../src/config.js';
 import { MAIN } from './support/service.js';
 
 function runMain(args: string[], env: Record<string, string> = {}) {
@@ -42,8 +42,15 @@ describe('command line', () => {
     for (const setting of SETTINGS) assert.match(result.stdout, new RegExp(`^${setting.name} `, 'm'), setting.name);
   });
 
-  it('the README table lists every setting', () => {
-    for (const setting of SETTINGS) assert.ok(README.includes(`| \`${setting.name}\` |`), setting.name);
+  it("the README's table is the settings table, row for row", () => {
+    assert.ok(README.includes(settingsTable()), `README.md should hold, verbatim:\n${settingsTable()}`);
+  });
+
+  it('refuses anything else on the command line: settings come from the environment', () => {
+    const result = runMain(['--port', '8080']);
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /^typst-pdf-service: Unknown option '--port'.*Settings come from the environment/);
+    assert.ok(!result.stdout.includes('listening'));
   });
 });
 

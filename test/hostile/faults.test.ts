@@ -71,6 +71,7 @@ describe('compiler native module missing', () => {
     // A copy of the built service whose node_modules lacks the platform package of the Typst binding.
     dir = mkdtempSync(join(tmpdir(), 'typst-pdf-broken-'));
     cpSync(join(repo, 'dist', 'src'), join(dir, 'dist', 'src'), { recursive: true });
+    symlinkSync(join(repo, 'dist', 'fonts'), join(dir, 'dist', 'fonts'));
     cpSync(join(repo, 'package.json'), join(dir, 'package.json'));
     mkdirSync(join(dir, 'node_modules', '@myriaddreamin'), { recursive: true });
     for (const entry of readdirSync(join(repo, 'node_modules'))) {
