@@ -75,6 +75,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   app.decorateRequest('apiKey', null);
+  app.decorateRequest('rateLimitUsage', undefined);
+  app.decorateRequest('unavailable', undefined);
   ignoreUnknownExpectations(app.server);
   wipeSocketReads(app.server);
   registerWipe(app);
@@ -103,6 +105,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         ms: Math.round(reply.elapsedTime * 10) / 10,
         compileMs: request.compileMs === undefined ? undefined : Math.round(request.compileMs * 10) / 10,
         key: request.apiKey?.name,
+        unavailable: request.unavailable,
         requestBytes: Number(request.headers['content-length']) || undefined,
         responseBytes: Number(reply.getHeader('content-length')) || undefined,
       },

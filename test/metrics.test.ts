@@ -98,7 +98,7 @@ describe('metrics', () => {
     assert.equal(delta(before, after, `${P}worker_restarts_total{reason="crash"}`), 0);
   });
 
-  it('shows the pool busy and the queue used, then counts 503, 422 and 500 with their restart reasons', async () => {
+  it('shows the pool busy and the queue used, then counts 503 (with its reason), 422 and 500 with their restart reasons', async () => {
     await waitReady(service, 1);
     const before = (await scrape(metricsUrl)).samples;
     const busy = generate(service, { data: {}, template: RUNAWAY });
@@ -125,6 +125,8 @@ describe('metrics', () => {
     assert.equal(after.get(`${P}workers_idle`), 1);
     assert.equal(after.get(`${P}queue_depth`), 0);
     assert.equal(delta(before, after, requests('POST', GENERATE, 503)), 1);
+    assert.equal(delta(before, after, `${P}unavailable_total{reason="queue_full"}`), 1, 'the 503 counted under its reason');
+    assert.match(service.output(), /"status":503,[^\n]*"unavailable":"queue_full"/, 'and its log line names it');
     assert.equal(delta(before, after, requests('POST', GENERATE, 422)), 1);
     assert.equal(delta(before, after, requests('POST', GENERATE, 500)), 1);
     assert.equal(delta(before, after, requests('POST', GENERATE, 200)), 1);

@@ -22,6 +22,7 @@ export function refuseWhileClosing(app: FastifyInstance, closing: () => boolean)
     const socket = request.raw.socket;
     owed.set(socket, (owed.get(socket) ?? 0) + 1);
     if (!closing() || ALWAYS_ANSWERED.has(request.routeOptions.url ?? '')) return;
+    request.unavailable = 'shutting_down';
     throw new HttpError(503, MESSAGES.unavailable, { 'retry-after': String(RETRY_AFTER_SECONDS) });
   });
   app.addHook('onSend', async (request, reply) => {

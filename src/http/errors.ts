@@ -9,9 +9,16 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { MESSAGES, timeoutMessage } from '../messages.js';
-import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../render/errors.js';
+import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError, type UnavailableReason } from '../render/errors.js';
 
 /** An error that already knows its answer. */
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Why a 503 was answered (queue full, queue timeout, client gone, shutting down), for the log and metrics. */
+    unavailable?: UnavailableReason;
+  }
+}
+
 export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
@@ -63,8 +70,9 @@ export function sendError(reply: FastifyReply, error: HttpError): FastifyReply {
 export function errorHandler(compileTimeoutMs: number) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const answer = toHttpError(error, compileTimeoutMs);
+    if (error instanceof PoolUnavailableError) request.unavailable = error.reason;
     if (answer.statusCode >= 500) {
-      request.log.warn({ errorKind: (error as Error)?.name, code: (error as FastifyError)?.code }, 'request failed');
+      request.log.warn({ errorKind: (error as Error)?.name, code: (error as FastifyError)?.code, reason: request.unavailable }, 'request failed');
     }
     return sendError(reply, answer);
   };

@@ -85,6 +85,13 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly unavailable = new Counter({
+    name: `${PREFIX}unavailable_total`,
+    help: 'Requests answered 503, by reason (queue_full, queue_timeout, client_gone, shutting_down)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly workerStart = new Histogram({
     name: `${PREFIX}worker_start_seconds`,
     help: 'Time from starting a worker process to its compiler being ready',
@@ -126,6 +133,7 @@ export class ServiceMetrics {
     const answered = Number(reply.getHeader('content-length'));
     if (Number.isFinite(answered)) this.responseBytes.observe({ route }, answered);
     if (status === 429) this.rateLimited.inc({ key: request.apiKey?.name ?? 'anonymous' });
+    if (request.unavailable) this.unavailable.inc({ reason: request.unavailable });
   };
 
   contentType(): string {
