@@ -3,7 +3,7 @@
  * and stop cleanly on SIGTERM or SIGINT.
  */
 import type { Server } from 'node:http';
-import { pino } from 'pino';
+import { createLogger } from './logger.js';
 import { buildApp } from './app.js';
 import { answerServerArgs, ServerArgsError } from './server-args.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -58,9 +58,7 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  // Lines are written in batches (at most 4 KiB or 100 ms apart), not one write per request; pino flushes on exit.
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 });
-  const logger = pino({ level: config.logLevel, base: { service: 'typst-pdf-service' } }, destination);
+  const logger = createLogger(config.logLevel);
   let fonts: FontCatalog;
   try {
     fonts = loadFontCatalog(config.fontPath);
