@@ -5,22 +5,23 @@
  * (bytes, typed errors, a 503 retried), plus the wait computed from headers.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-// Imported by the package's own name, as another project would (package.json "exports").
-import { TypstPdfError, generatePdf, retryWaitMs, type RetryInfo } from 'typst-pdf-service';
+// Imported by the package's own name, as another project would (the workspace's package.json "exports").
+import { TypstPdfError, generatePdf, parseWarnings, retryWaitMs, type RetryInfo } from 'typst-pdf-client';
 import { parsePdf } from './support/pdf.js';
 import { generate, readiness, startService, TEST_KEY, type Service } from './support/service.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
-const CLI = join(ROOT, manifest.bin['typst-pdf']!);
+const CLIENT = join(ROOT, 'packages', 'client');
+const manifest = JSON.parse(readFileSync(join(CLIENT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+const CLI = join(CLIENT, manifest.bin['typst-pdf']!);
 const EXAMPLES = join(ROOT, 'examples');
 
 interface Run {
@@ -70,6 +71,20 @@ describe('typst-pdf command line', () => {
     assert.equal(pdf.pages, 1);
     assert.ok(pdf.fonts.includes('Tinos-Regular'));
     assert.equal(pdf.forms, 1, 'the logo');
+  });
+
+  it("prints the service's warnings with the template line, and still writes the PDF", async () => {
+    const template = join(dir, 'warned.typ');
+    writeFileSync(template, 'Intro\n#set text(font: "Comic Sans MS")\nHi');
+    const out = join(dir, 'warned.pdf');
+    const run = await runCli(['render', '--template', template, '--out', out, '--quiet'], { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(
+      run.stderr,
+      'typst-pdf: warning: line 2, column 17: unknown font family (not among GET /v1/fonts; Typst uses a fallback font)\n' +
+        '2 | #set text(font: "Comic Sans MS")\n  |                 ^\n',
+    );
+    assert.equal((await parsePdf(readFileSync(out))).pages, 1);
   });
 
   it('sends --asset NAME=FILE under the name given, and says which file it cannot read', async () => {
@@ -194,17 +209,25 @@ describe('TypeScript client', () => {
   });
 
   it('encodes bytes given as assets, and sends strings as they are', async () => {
-    const bytes = await generatePdf(
+    const { pdf: bytes } = await generatePdf(
       { data: {}, template: '#read("a.txt") #read("b.txt")', assets: { 'a.txt': new TextEncoder().encode('from bytes'), 'b.txt': Buffer.from('as base64').toString('base64') } },
       { url: service.url, apiKey: TEST_KEY },
     );
     assert.equal((await parsePdf(bytes)).text[0], 'from bytes as base64');
   });
 
-  it('resolves to the PDF bytes', async () => {
-    const bytes = await generatePdf({ data: { name: 'World' }, template: '= Hello #data.name' }, { url: service.url, apiKey: TEST_KEY });
-    assert.ok(bytes instanceof Uint8Array);
-    assert.ok((await parsePdf(bytes)).text[0]!.includes('Hello World'));
+  it('resolves to the PDF bytes and no warnings', async () => {
+    const { pdf, warnings } = await generatePdf({ data: { name: 'World' }, template: '= Hello #data.name' }, { url: service.url, apiKey: TEST_KEY });
+    assert.ok(pdf instanceof Uint8Array);
+    assert.ok((await parsePdf(pdf)).text[0]!.includes('Hello World'));
+    assert.deepEqual(warnings, []);
+  });
+
+  it("returns the service's warnings beside the PDF", async () => {
+    const { pdf, warnings } = await generatePdf({ data: {}, template: 'Intro\n#set text(font: "Comic Sans MS")\nHi' }, { url: service.url, apiKey: TEST_KEY });
+    assert.equal((await parsePdf(pdf)).pages, 1);
+    assert.deepEqual(warnings, ['line 2, column 17: unknown font family (not among GET /v1/fonts; Typst uses a fallback font)']);
+    assert.deepEqual(parseWarnings('2; line 1, column 2: a | line 3, column 4: b'), ['line 1, column 2: a', 'line 3, column 4: b']);
   });
 
   it('rejects with a TypstPdfError carrying the status and the service\'s message', async () => {
@@ -233,7 +256,7 @@ describe('TypeScript client', () => {
       await new Promise((r) => setTimeout(r, 10));
     }
     const retries: RetryInfo[] = [];
-    const bytes = await generatePdf(
+    const { pdf: bytes } = await generatePdf(
       { data: {}, template: 'after the wait' },
       { url: service.url, apiKey: TEST_KEY, retries: 8, maxRetryWaitMs: 20_000, onRetry: (info) => retries.push(info) },
     );
@@ -258,5 +281,45 @@ describe('retry wait from headers', () => {
     assert.equal(retryWaitMs(new Headers({ 'x-ratelimit-reset': String(now / 1000 + 7) }), now), 7000);
     assert.equal(retryWaitMs(new Headers({ 'retry-after': '2', 'x-ratelimit-reset': String(now / 1000 + 7) }), now), 2000);
     assert.equal(retryWaitMs(new Headers(), now), 1000);
+  });
+});
+
+describe('the client as a package of its own', () => {
+  let service: Service;
+  let home: string;
+  before(async () => {
+    service = await startService({ WORKERS: '1' });
+    home = mkdtempSync(join(tmpdir(), 'typst-pdf-client-install-'));
+  });
+  after(async () => {
+    await service?.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('packs, installs into an empty project with nothing else, and renders through the service', async () => {
+    const npm = (args: string[], cwd: string) => execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8' });
+    const tarball = join(home, npm(['pack', '--pack-destination', home], CLIENT).trim().split('\n').at(-1)!);
+    const project = join(home, 'project');
+    mkdirSync(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'uses-the-client', private: true, type: 'module' }));
+    npm(['install', tarball], project);
+    // The client and nothing else: it has no dependencies.
+    assert.deepEqual(readdirSync(join(project, 'node_modules')).filter((name) => !name.startsWith('.')).sort(), ['typst-pdf-client']);
+    const installed = JSON.parse(readFileSync(join(project, 'node_modules', 'typst-pdf-client', 'package.json'), 'utf8')) as Record<string, unknown>;
+    assert.equal(installed.dependencies, undefined);
+
+    writeFileSync(
+      join(project, 'render.mjs'),
+      `import { generatePdf } from 'typst-pdf-client';\n` +
+        `const { pdf, warnings } = await generatePdf({ data: { who: 'the package' }, template: 'Rendered by #data.who' }, { url: process.argv[2], apiKey: process.argv[3] });\n` +
+        `process.stdout.write(JSON.stringify({ bytes: pdf.byteLength, head: new TextDecoder().decode(pdf.subarray(0, 5)), warnings }));\n`,
+    );
+    const result = JSON.parse(execFileSync(process.execPath, ['render.mjs', service.url, TEST_KEY], { cwd: project, encoding: 'utf8' })) as { head: string; warnings: string[] };
+    assert.deepEqual({ head: result.head, warnings: result.warnings }, { head: '%PDF-', warnings: [] });
+
+    writeFileSync(join(project, 'hello.typ'), '= Hello from the installed command');
+    const bin = join(project, 'node_modules', '.bin', 'typst-pdf');
+    execFileSync(bin, ['render', '--template', 'hello.typ', '--quiet'], { cwd: project, env: { PATH: process.env.PATH ?? '', TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY } });
+    assert.equal((await parsePdf(readFileSync(join(project, 'hello.pdf')))).text[0], 'Hello from the installed command');
   });
 });

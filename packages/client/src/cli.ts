@@ -11,7 +11,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_MAX_RETRY_WAIT_MS, DEFAULT_RETRIES, DEFAULT_URL, TypstPdfError, generatePdf } from '../client/index.js';
+import { DEFAULT_MAX_RETRY_WAIT_MS, DEFAULT_RETRIES, DEFAULT_URL, TypstPdfError, generatePdf } from './index.js';
 import { templateExcerpt } from './template-excerpt.js';
 
 const NAME = 'typst-pdf';
@@ -94,7 +94,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
   const out = values.out ?? `${basename(values.template, extname(values.template))}.pdf`;
 
   try {
-    const pdf = await generatePdf(
+    const { pdf, warnings } = await generatePdf(
       { data, template, assets },
       {
         url: values.url ?? (env.TYPST_PDF_URL || DEFAULT_URL),
@@ -107,6 +107,12 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
           ),
       },
     );
+    // Warnings are printed even with --quiet: the PDF was made, but not quite as written.
+    for (const warning of warnings) {
+      process.stderr.write(`${NAME}: warning: ${warning}\n`);
+      const excerpt = templateExcerpt(warning, template);
+      if (excerpt) process.stderr.write(`${excerpt}\n`);
+    }
     if (out === '-') process.stdout.write(pdf);
     else writeFileSync(out, pdf);
     if (!values.quiet && out !== '-') process.stderr.write(`${NAME}: wrote ${out} (${pdf.byteLength} bytes)\n`);
@@ -178,7 +184,7 @@ function wholeNumber(flag: string, value: string | undefined, fallback: number):
 
 function packageVersion(): string {
   // dist/src/cli/typst-pdf.js -> package.json at the package root.
-  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   return manifest.version;
 }
 

@@ -1,6 +1,7 @@
 /**
- * A small client for the Typst PDF service: `generatePdf({ data, template, assets })`
- * sends one generate request and resolves to the PDF bytes. Answers 429 (rate
+ * A small client for the Typst PDF service, with no dependencies:
+ * `generatePdf({ data, template, assets })` sends one generate request and
+ * resolves to the PDF bytes and the service's warnings. Answers 429 (rate
  * limited) and 503 (busy) are retried after the wait the service asks for,
  * within a bounded number of attempts and a bounded total wait; every other
  * failure rejects with a TypstPdfError carrying the status and the service's
@@ -23,6 +24,15 @@ export interface GenerateRequest {
    * `data:<type>;base64,` URL, sent as it is.
    */
   assets?: Record<string, Uint8Array | string>;
+}
+
+export interface GeneratedPdf {
+  pdf: Uint8Array;
+  /**
+   * The service's warnings (`X-Typst-Warnings`), e.g. "line 2, column 17: unknown font family
+   * (not among GET /v1/fonts; Typst uses a fallback font)"; empty when there are none.
+   */
+  warnings: string[];
 }
 
 export interface RetryInfo {
@@ -62,8 +72,8 @@ export const DEFAULT_RETRIES = 2;
 export const DEFAULT_MAX_RETRY_WAIT_MS = 30_000;
 export const DEFAULT_TIMEOUT_MS = 60_000;
 
-/** Renders `template` with `data`; resolves to the PDF bytes. */
-export async function generatePdf(request: GenerateRequest, options: ClientOptions = {}): Promise<Uint8Array> {
+/** Renders `template` with `data` (and `assets`); resolves to the PDF bytes and the warnings. */
+export async function generatePdf(request: GenerateRequest, options: ClientOptions = {}): Promise<GeneratedPdf> {
   const endpoint = new URL('v1/pdf/generate', withTrailingSlash(options.url ?? DEFAULT_URL));
   const retries = Math.max(0, Math.floor(options.retries ?? DEFAULT_RETRIES));
   const maxAttempts = retries + 1;
@@ -85,7 +95,7 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
         cause: error,
       });
     }
-    if (response.ok) return new Uint8Array(await response.arrayBuffer());
+    if (response.ok) return { pdf: new Uint8Array(await response.arrayBuffer()), warnings: parseWarnings(response.headers.get('x-typst-warnings')) };
 
     const waitMs = retryWaitMs(response.headers);
     const error = await errorFromResponse(response);
@@ -96,6 +106,13 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
     options.onRetry?.({ status: error.status, message: error.message, waitMs, attempt: attempt + 1, maxAttempts });
     await sleep(waitMs, options.signal);
   }
+}
+
+/** `X-Typst-Warnings: <count>; <warning> | <warning>` as a list. */
+export function parseWarnings(header: string | null): string[] {
+  if (!header) return [];
+  const list = header.replace(/^\d+; /, '');
+  return list === '' ? [] : list.split(' | ');
 }
 
 function encodeAssets(assets: GenerateRequest['assets']): Record<string, string> | undefined {

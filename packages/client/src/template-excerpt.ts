@@ -4,7 +4,7 @@
  * file with a caret under the column, as compilers do.
  */
 
-const POSITION = /on line (\d+), column (\d+)/;
+const POSITION = /(?:^|on )line (\d+), column (\d+)/;
 
 export function templateExcerpt(message: string, template: string): string | undefined {
   const match = POSITION.exec(message);

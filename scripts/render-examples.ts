@@ -6,13 +6,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_URL, TypstPdfError, generatePdf } from '../client/index.js';
+import { DEFAULT_URL, TypstPdfError, generatePdf } from 'typst-pdf-client';
 
 /** Each example, and the files of examples/ it sends as `assets`. */
 const EXAMPLES: { name: string; assets?: string[] }[] = [{ name: 'report' }, { name: 'letter', assets: ['letterhead.svg'] }, { name: 'invoice-ja' }];
 
-// dist/src/cli/render-examples.js -> examples/ at the package root.
-const examplesDir = fileURLToPath(new URL('../../../examples/', import.meta.url));
+// dist/scripts/render-examples.js -> examples/ at the package root.
+const examplesDir = fileURLToPath(new URL('../../examples/', import.meta.url));
 const outDir = 'out';
 const url = process.env.TYPST_PDF_URL || DEFAULT_URL;
 const apiKey = process.env.TYPST_PDF_API_KEY;
@@ -25,7 +25,7 @@ for (const { name, assets } of EXAMPLES) {
   const out = join(outDir, `${name}.pdf`);
   try {
     const files = Object.fromEntries((assets ?? []).map((file) => [file, readFileSync(join(examplesDir, file))]));
-    const pdf = await generatePdf({ data, template, assets: files }, { url, apiKey });
+    const { pdf } = await generatePdf({ data, template, assets: files }, { url, apiKey });
     writeFileSync(out, pdf);
     console.log(`${out}: ${pdf.byteLength} bytes`);
   } catch (error) {
