@@ -171,7 +171,8 @@ async function measureMemory(w2: Workload, requests: number, cores: number): Pro
       requests,
       onResponse: (n) => {
         count = n;
-        if (n % Math.max(1, Math.round(requests / 10)) === 0) log(`  memory: ${n} requests, ${sampleMemory(pid, n).totalMiB.toFixed(0)} MiB`);
+        if (n % Math.max(1, Math.round(requests / 10)) === 0)
+          log(`  memory: ${n} requests, ${sampleMemory(pid, n).totalMiB.toFixed(0)} MiB`);
       },
     });
     clearInterval(timer);
@@ -269,7 +270,11 @@ async function main(): Promise<void> {
   const byId = (id: string) => results.find((x) => x.id === id)!;
   const [first, , last] = memory.marks;
   const targets = [
-    { target: 'server CPU per request ≤ 0.5 ms (W1, c=1)', value: `${byId('W1').serverCpuMs.toFixed(2)} ms`, met: byId('W1').serverCpuMs <= 0.5 },
+    {
+      target: 'server CPU per request ≤ 0.5 ms (W1, c=1)',
+      value: `${byId('W1').serverCpuMs.toFixed(2)} ms`,
+      met: byId('W1').serverCpuMs <= 0.5,
+    },
     { target: 'W1 p50 at c=1 ≤ floor + 1.0 ms', value: `${ms(byId('W1').p50MinusFloorMs)} ms over`, met: byId('W1').p50MinusFloorMs <= 1 },
     { target: 'W2 p50 at c=1 ≤ 1.05 × floor', value: `${ratio(byId('W2').p50OverFloor)} ×`, met: byId('W2').p50OverFloor <= 1.05 },
     ...results.map((x) => ({
@@ -308,7 +313,20 @@ async function main(): Promise<void> {
     `Mode: ${s.mode}; figures are medians over ${s.rounds} rounds; load average at start ${machine.loadavgAtStart.join(' ')}, at end ${output.machine.loadavgAtEnd.join(' ')}`,
     '',
     table(
-      ['', 'pages', 'body', 'floor ms', 'c=1 p50 ms', 'c=1 p99 ms', 'p50 / floor', 'p50 − floor ms', `c=${connections} req/s`, 'cores × floor rate', 'ratio', 'spread (floor, p50, req/s)'],
+      [
+        '',
+        'pages',
+        'body',
+        'floor ms',
+        'c=1 p50 ms',
+        'c=1 p99 ms',
+        'p50 / floor',
+        'p50 − floor ms',
+        `c=${connections} req/s`,
+        'cores × floor rate',
+        'ratio',
+        'spread (floor, p50, req/s)',
+      ],
       results.map((x) => [
         `${x.id} ${x.description}`,
         x.pages,
@@ -341,7 +359,10 @@ async function main(): Promise<void> {
     '',
     describeWorkers(workerFigures),
     '',
-    table(['target', 'measured', 'met'], targets.map((t) => [t.target, t.value, t.met ? 'yes' : 'NO'])),
+    table(
+      ['target', 'measured', 'met'],
+      targets.map((t) => [t.target, t.value, t.met ? 'yes' : 'NO']),
+    ),
     '',
     `Written to ${RESULTS}`,
   ].join('\n');

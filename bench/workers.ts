@@ -26,7 +26,8 @@ export async function measureWorkers(workers: number, restarts = 4): Promise<Wor
   const service = await startService({ WORKERS: String(workers), SPARE_WORKERS: '1', RATE_LIMIT_PER_MINUTE: '1000000' });
   const started = () => [...service.output().matchAll(/"ms":(\d+),"msg":"worker started"/g)].map((m) => Number(m[1]));
   const settle = async (count: number) => {
-    for (let i = 0; i < 200 && (started().length < count || service.workerPids().length < workers + 1); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && (started().length < count || service.workerPids().length < workers + 1); i++)
+      await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 500));
   };
   try {

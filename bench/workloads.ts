@@ -58,7 +58,12 @@ export function workloads(): Workload[] {
   const report = readExample('report.typ');
   return [
     // Without its logo (`logo`), so W1 stays a text-only page comparable across versions.
-    { id: 'W1', description: 'business letter, 1 page', template: letter, body: bodyOf({ ...JSON.parse(readExample('letter.json')), logo: undefined }, letter) },
+    {
+      id: 'W1',
+      description: 'business letter, 1 page',
+      template: letter,
+      body: bodyOf({ ...JSON.parse(readExample('letter.json')), logo: undefined }, letter),
+    },
     { id: 'W2', description: 'report, 200 metrics', template: report, body: bodyOf(reportData(200), report) },
     { id: 'W3', description: 'report, 2,000 metrics', template: report, body: bodyOf(reportData(2000), report) },
     {

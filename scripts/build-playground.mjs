@@ -34,7 +34,8 @@ const EXAMPLES = JSON.parse(readFileSync(join(SOURCE, 'examples.json'), 'utf8'))
 const DEFAULT_EXAMPLE = EXAMPLES[0];
 const exampleFiles = new Set(EXAMPLES.flatMap((row) => [row.template, row.data, ...Object.values(row.assets ?? {})]));
 for (const file of exampleFiles) {
-  if (typeof file !== 'string' || !/^[\w.-]+$/.test(file)) throw new Error(`playground/examples.json: "${file}" is not a file name in examples/`);
+  if (typeof file !== 'string' || !/^[\w.-]+$/.test(file))
+    throw new Error(`playground/examples.json: "${file}" is not a file name in examples/`);
 }
 
 rmSync(OUT, { recursive: true, force: true });
@@ -62,7 +63,8 @@ const constructedStyleSheets = {
     builder.onLoad({ filter: /[\\/]style-mod[\\/]src[\\/]style-mod\.js$/ }, async (args) => {
       const source = await readFile(args.path, 'utf8');
       const line = 'if (!root.head && root.adoptedStyleSheets && win.CSSStyleSheet)';
-      if (!source.includes(line)) throw new Error(`${args.path}: the line to change is gone; check how this style-mod version mounts styles`);
+      if (!source.includes(line))
+        throw new Error(`${args.path}: the line to change is gone; check how this style-mod version mounts styles`);
       return { contents: source.replace(line, 'if (root.adoptedStyleSheets && win.CSSStyleSheet)'), loader: 'js' };
     });
   },
@@ -138,7 +140,8 @@ const examplesOut = join(OUT, 'examples');
 mkdirSync(examplesOut, { recursive: true });
 for (const file of exampleFiles) {
   const from = join(ROOT, 'examples', file);
-  if (!existsSync(from) || !statSync(from).isFile()) throw new Error(`playground/examples.json names examples/${file}, which does not exist`);
+  if (!existsSync(from) || !statSync(from).isFile())
+    throw new Error(`playground/examples.json names examples/${file}, which does not exist`);
   copyFileSync(from, join(examplesOut, file));
 }
 

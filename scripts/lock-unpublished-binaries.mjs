@@ -35,5 +35,5 @@ for (const [name, version] of Object.entries(binding.optionalDependencies ?? {})
 }
 const [root, ...rest] = Object.entries(lock.packages);
 lock.packages = Object.fromEntries([root, ...rest.sort(([a], [b]) => (a < b ? -1 : 1))]);
-writeFileSync(LOCK, JSON.stringify(lock, null, 2) + '\n');
+writeFileSync(LOCK, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`added ${added} platform entries`);

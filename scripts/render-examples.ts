@@ -9,7 +9,11 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_URL, TypstPdfError, generatePdf } from 'typst-pdf-client';
 
 /** Each example, and the files of examples/ it sends as `assets`. */
-const EXAMPLES: { name: string; assets?: string[] }[] = [{ name: 'report' }, { name: 'letter', assets: ['letterhead.svg'] }, { name: 'invoice-ja' }];
+const EXAMPLES: { name: string; assets?: string[] }[] = [
+  { name: 'report' },
+  { name: 'letter', assets: ['letterhead.svg'] },
+  { name: 'invoice-ja' },
+];
 
 // dist/scripts/render-examples.js -> examples/ at the package root.
 const examplesDir = fileURLToPath(new URL('../../examples/', import.meta.url));
@@ -34,5 +38,5 @@ for (const { name, assets } of EXAMPLES) {
     console.error(`examples/${name}.typ: ${detail}`);
   }
 }
-if (failed > 0 && !apiKey) console.error('Is TYPST_PDF_API_KEY set to a key of the service at ' + url + '?');
+if (failed > 0 && !apiKey) console.error(`Is TYPST_PDF_API_KEY set to a key of the service at ${url}?`);
 process.exitCode = failed > 0 ? 1 : 0;

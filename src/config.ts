@@ -88,7 +88,10 @@ function trustProxy(env: Env): boolean | string[] {
   const raw = text(env, 'TRUST_PROXY');
   if (raw === undefined || raw === 'false') return false;
   if (raw === 'true') return true;
-  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     const [address, bits, extra] = entry.split('/');
     const family = isIP(address ?? '');
@@ -176,25 +179,143 @@ function directory(env: Env, name: string): string | undefined {
 export const SETTINGS: readonly Setting[] = [
   { name: 'PORT', key: 'port', default: '`3000`', meaning: 'TCP port', read: (env) => integer(env, 'PORT', 3000, 0, 65535) },
   { name: 'HOST', key: 'host', default: '`0.0.0.0`', meaning: 'Interface to listen on', read: (env) => text(env, 'HOST') ?? '0.0.0.0' },
-  { name: 'API_KEYS', key: 'apiKeys', default: '(none)', meaning: 'Comma-separated keys; an entry may be `sha256:<hex>` instead of the key itself', read: (env) => text(env, 'API_KEYS'), secret: true },
-  { name: 'API_KEYS_FILE', key: 'apiKeysFile', default: '(none)', meaning: 'File with one key entry per line (see below)', read: (env) => text(env, 'API_KEYS_FILE') },
-  { name: 'WORKERS', key: 'workers', default: 'number of cores', meaning: 'Worker processes, each compiling one document at a time', read: (env) => integer(env, 'WORKERS', availableParallelism(), 1, 256) },
-  { name: 'SPARE_WORKERS', key: 'spareWorkers', default: '`1`', meaning: 'Started, idle workers kept to replace one that ends (crash, kill, recycle) without a cold start', read: (env) => integer(env, 'SPARE_WORKERS', 1, 0, 64) },
-  { name: 'COMPILE_TIMEOUT_MS', key: 'compileTimeoutMs', default: '`10000`', meaning: 'Compile time limit; past it the worker is killed and the answer is 422', read: (env) => integer(env, 'COMPILE_TIMEOUT_MS', 10_000, 100, 600_000) },
-  { name: 'QUEUE_LIMIT', key: 'queueLimit', default: '`4 × WORKERS`', meaning: 'Requests that may wait for a worker; past it, 503 at once', read: (env, so) => integer(env, 'QUEUE_LIMIT', so.workers! * 4, 0, 100_000) },
-  { name: 'QUEUE_TIMEOUT_MS', key: 'queueTimeoutMs', default: '`10000`', meaning: 'Longest wait for a worker before 503', read: (env) => integer(env, 'QUEUE_TIMEOUT_MS', 10_000, 1, 600_000) },
-  { name: 'WORKER_MAX_JOBS', key: 'workerMaxJobs', default: '`1000`', meaning: 'A worker is replaced after this many compiles (0: never)', read: (env) => integer(env, 'WORKER_MAX_JOBS', 1000, 0, 10_000_000) },
-  { name: 'MAX_WORKER_MEMORY_MB', key: 'maxWorkerMemoryMb', default: '`2048`', meaning: 'Resident memory one worker may hold while compiling (at least 256, or 0 for no cap); past it the worker is killed and the answer is 422. Read from `/proc` every 50 ms (Linux)', read: maxWorkerMemory },
-  { name: 'PACKAGE_PATH', key: 'packagePath', default: '(none)', meaning: 'Absolute path of a directory of Typst packages laid out as `<namespace>/<name>/<version>/` (e.g. `preview/cetz/0.2.2/`)', read: (env) => absolutePath(env, 'PACKAGE_PATH', 'an absolute directory path') },
-  { name: 'FONT_PATH', key: 'fontPath', default: '(none)', meaning: 'Absolute path of a directory of extra `.ttf`/`.otf`/`.ttc` fonts, loaded by every worker and listed in `GET /v1/fonts`', read: (env) => directory(env, 'FONT_PATH') },
-  { name: 'LOG_LEVEL', key: 'logLevel', default: '`info`', meaning: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`', read: logLevel },
-  { name: 'RATE_LIMIT_PER_MINUTE', key: 'rateLimitPerMinute', default: '`100`', meaning: 'Requests per window for keys without their own `limit=`, and per client address without a key', read: (env) => integer(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000) },
-  { name: 'RATE_LIMIT_WINDOW_MS', key: 'rateLimitWindowMs', default: '`60000`', meaning: 'Length of the rate-limit window; change it only for tests', read: (env) => integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 3_600_000) },
-  { name: 'REDIS_URL', key: 'redisUrl', default: '(none)', meaning: '`redis://[:password@]host:port[/db]` (or `rediss://`): rate-limit counters shared by all instances', read: redisUrl, secret: true },
-  { name: 'TRUST_PROXY', key: 'trustProxy', default: '`false`', meaning: 'Proxies whose `X-Forwarded-For` names the client: `true` (any), or comma-separated addresses, CIDR ranges, `loopback`, `linklocal`, `uniquelocal`', read: trustProxy },
-  { name: 'METRICS_PORT', key: 'metricsPort', default: '(the API port)', meaning: 'Serve `GET /metrics` on this port instead of the API port (`0`: any free port)', read: (env) => (text(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535)) },
-  { name: 'SHUTDOWN_TIMEOUT_MS', key: 'shutdownTimeoutMs', default: '`25000`', meaning: 'On SIGTERM or SIGINT, longest wait for requests in flight before their compiles are cut off', read: (env) => integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000) },
-  { name: 'PLAYGROUND', key: 'playground', default: '`true`', meaning: 'Serve the template playground at `/playground` (and redirect `/` there); `false` turns both off (404)', read: (env) => flag(env, 'PLAYGROUND', true) },
+  {
+    name: 'API_KEYS',
+    key: 'apiKeys',
+    default: '(none)',
+    meaning: 'Comma-separated keys; an entry may be `sha256:<hex>` instead of the key itself',
+    read: (env) => text(env, 'API_KEYS'),
+    secret: true,
+  },
+  {
+    name: 'API_KEYS_FILE',
+    key: 'apiKeysFile',
+    default: '(none)',
+    meaning: 'File with one key entry per line (see below)',
+    read: (env) => text(env, 'API_KEYS_FILE'),
+  },
+  {
+    name: 'WORKERS',
+    key: 'workers',
+    default: 'number of cores',
+    meaning: 'Worker processes, each compiling one document at a time',
+    read: (env) => integer(env, 'WORKERS', availableParallelism(), 1, 256),
+  },
+  {
+    name: 'SPARE_WORKERS',
+    key: 'spareWorkers',
+    default: '`1`',
+    meaning: 'Started, idle workers kept to replace one that ends (crash, kill, recycle) without a cold start',
+    read: (env) => integer(env, 'SPARE_WORKERS', 1, 0, 64),
+  },
+  {
+    name: 'COMPILE_TIMEOUT_MS',
+    key: 'compileTimeoutMs',
+    default: '`10000`',
+    meaning: 'Compile time limit; past it the worker is killed and the answer is 422',
+    read: (env) => integer(env, 'COMPILE_TIMEOUT_MS', 10_000, 100, 600_000),
+  },
+  {
+    name: 'QUEUE_LIMIT',
+    key: 'queueLimit',
+    default: '`4 × WORKERS`',
+    meaning: 'Requests that may wait for a worker; past it, 503 at once',
+    read: (env, so) => integer(env, 'QUEUE_LIMIT', so.workers! * 4, 0, 100_000),
+  },
+  {
+    name: 'QUEUE_TIMEOUT_MS',
+    key: 'queueTimeoutMs',
+    default: '`10000`',
+    meaning: 'Longest wait for a worker before 503',
+    read: (env) => integer(env, 'QUEUE_TIMEOUT_MS', 10_000, 1, 600_000),
+  },
+  {
+    name: 'WORKER_MAX_JOBS',
+    key: 'workerMaxJobs',
+    default: '`1000`',
+    meaning: 'A worker is replaced after this many compiles (0: never)',
+    read: (env) => integer(env, 'WORKER_MAX_JOBS', 1000, 0, 10_000_000),
+  },
+  {
+    name: 'MAX_WORKER_MEMORY_MB',
+    key: 'maxWorkerMemoryMb',
+    default: '`2048`',
+    meaning:
+      'Resident memory one worker may hold while compiling (at least 256, or 0 for no cap); past it the worker is killed and the answer is 422. Read from `/proc` every 50 ms (Linux)',
+    read: maxWorkerMemory,
+  },
+  {
+    name: 'PACKAGE_PATH',
+    key: 'packagePath',
+    default: '(none)',
+    meaning: 'Absolute path of a directory of Typst packages laid out as `<namespace>/<name>/<version>/` (e.g. `preview/cetz/0.2.2/`)',
+    read: (env) => absolutePath(env, 'PACKAGE_PATH', 'an absolute directory path'),
+  },
+  {
+    name: 'FONT_PATH',
+    key: 'fontPath',
+    default: '(none)',
+    meaning: 'Absolute path of a directory of extra `.ttf`/`.otf`/`.ttc` fonts, loaded by every worker and listed in `GET /v1/fonts`',
+    read: (env) => directory(env, 'FONT_PATH'),
+  },
+  {
+    name: 'LOG_LEVEL',
+    key: 'logLevel',
+    default: '`info`',
+    meaning: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
+    read: logLevel,
+  },
+  {
+    name: 'RATE_LIMIT_PER_MINUTE',
+    key: 'rateLimitPerMinute',
+    default: '`100`',
+    meaning: 'Requests per window for keys without their own `limit=`, and per client address without a key',
+    read: (env) => integer(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000),
+  },
+  {
+    name: 'RATE_LIMIT_WINDOW_MS',
+    key: 'rateLimitWindowMs',
+    default: '`60000`',
+    meaning: 'Length of the rate-limit window; change it only for tests',
+    read: (env) => integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 3_600_000),
+  },
+  {
+    name: 'REDIS_URL',
+    key: 'redisUrl',
+    default: '(none)',
+    meaning: '`redis://[:password@]host:port[/db]` (or `rediss://`): rate-limit counters shared by all instances',
+    read: redisUrl,
+    secret: true,
+  },
+  {
+    name: 'TRUST_PROXY',
+    key: 'trustProxy',
+    default: '`false`',
+    meaning:
+      'Proxies whose `X-Forwarded-For` names the client: `true` (any), or comma-separated addresses, CIDR ranges, `loopback`, `linklocal`, `uniquelocal`',
+    read: trustProxy,
+  },
+  {
+    name: 'METRICS_PORT',
+    key: 'metricsPort',
+    default: '(the API port)',
+    meaning: 'Serve `GET /metrics` on this port instead of the API port (`0`: any free port)',
+    read: (env) => (text(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535)),
+  },
+  {
+    name: 'SHUTDOWN_TIMEOUT_MS',
+    key: 'shutdownTimeoutMs',
+    default: '`25000`',
+    meaning: 'On SIGTERM or SIGINT, longest wait for requests in flight before their compiles are cut off',
+    read: (env) => integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+  },
+  {
+    name: 'PLAYGROUND',
+    key: 'playground',
+    default: '`true`',
+    meaning: 'Serve the template playground at `/playground` (and redirect `/` there); `false` turns both off (404)',
+    read: (env) => flag(env, 'PLAYGROUND', true),
+  },
 ] as Setting[];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -205,7 +326,11 @@ export function loadConfig(env: Env = process.env): Config {
 
 /** The README's settings table, as Markdown rows. */
 export function settingsTable(): string {
-  return ['| Variable | Default | Meaning |', '| --- | --- | --- |', ...SETTINGS.map((s) => `| \`${s.name}\` | ${s.default} | ${s.meaning} |`)].join('\n');
+  return [
+    '| Variable | Default | Meaning |',
+    '| --- | --- | --- |',
+    ...SETTINGS.map((s) => `| \`${s.name}\` | ${s.default} | ${s.meaning} |`),
+  ].join('\n');
 }
 
 /** The value each setting has in the environment, as text for display; secrets show only "(set)". */

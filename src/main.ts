@@ -12,7 +12,8 @@ import { KeyStore } from './http/keys.js';
 import { listenMetrics, ServiceMetrics } from './http/metrics.js';
 import { handleShutdownSignals } from './shutdown.js';
 import { RenderPool } from './render/pool.js';
-import { loadFontCatalog, type FontCatalog } from './render/fonts/catalog.js';
+import { loadFontCatalog } from './render/fonts/catalog.js';
+import type { FontCatalog } from './render/fonts/types.js';
 import { createSandbox } from './render/sandbox.js';
 
 function fail(message: string): never {
@@ -135,10 +136,15 @@ async function main(): Promise<void> {
     }
     const metricsAddress = metricsServer.address();
     const metricsPort = typeof metricsAddress === 'object' && metricsAddress ? metricsAddress.port : config.metricsPort;
-    process.stdout.write(`typst-pdf-service metrics on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${metricsPort}/metrics\n`);
+    process.stdout.write(
+      `typst-pdf-service metrics on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${metricsPort}/metrics\n`,
+    );
   }
   const address = app.server.address();
-  const where = typeof address === 'object' && address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : String(address);
+  const where =
+    typeof address === 'object' && address
+      ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+      : String(address);
   if (keys.generated) {
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;

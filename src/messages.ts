@@ -61,6 +61,9 @@ export function warningsHeader(warnings: Warning[]): string {
     if (w.line === null) return w.message;
     return `line ${w.line}${w.column == null ? '' : `, column ${w.column}`}: ${w.message}`;
   });
-  const text = `${warnings.length}; ${parts.join(' | ')}`.replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const text = `${warnings.length}; ${parts.join(' | ')}`.replace(
+    /[^\x20-\x7e]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return text.length > WARNINGS_HEADER_MAX ? `${text.slice(0, WARNINGS_HEADER_MAX - 3)}...` : text;
 }

@@ -51,5 +51,6 @@ export function setProcessLimits(): void {
     );
   }
   const after = processLimit('self', 'Max core file size');
-  if (after.soft !== 0) throw new ProcessLimitError(`core dumps could not be turned off (core file size limit is ${after.soft ?? 'unlimited'})`);
+  if (after.soft !== 0)
+    throw new ProcessLimitError(`core dumps could not be turned off (core file size limit is ${after.soft ?? 'unlimited'})`);
 }

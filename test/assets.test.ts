@@ -38,7 +38,8 @@ describe('images', () => {
   }
 
   it('SVG renders, by absolute path, from a data: URL, and draws another asset it links to', async () => {
-    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="120" height="60" fill="navy"/><image href="../seal.gif" x="10" y="10" width="29" height="17"/></svg>';
+    const svg =
+      '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="120" height="60" fill="navy"/><image href="../seal.gif" x="10" y="10" width="29" height="17"/></svg>';
     const answer = await send(service, {
       data: {},
       template: '#image("/img/seal.svg", width: 3cm)',
@@ -49,7 +50,11 @@ describe('images', () => {
   });
 
   it('an image Typst cannot decode is a 400 at the line that uses it', async () => {
-    const answer = await send(service, { data: {}, template: 'Logo:\n#image("broken.png")', assets: { 'broken.png': b64('not a png at all') } });
+    const answer = await send(service, {
+      data: {},
+      template: 'Logo:\n#image("broken.png")',
+      assets: { 'broken.png': b64('not a png at all') },
+    });
     assert.equal(answer.status, 400);
     assert.match(answer.error ?? '', /^Typst error on line 2, column 2: failed to decode image/);
   });
@@ -79,11 +84,16 @@ describe('files', () => {
     const answer = await send(service, { data: { name: 'Ada' }, template, assets });
     assert.equal(answer.status, 200, answer.error);
     const text = (await parsePdf(answer.bytes!)).text.join(' ');
-    for (const expected of ['Plain notes', 'EUR=1.08, JPY=0.0067', 'Grüß Gott', 'Footer text', 'Signed by Ada']) assert.ok(text.includes(expected), `${expected} in ${text}`);
+    for (const expected of ['Plain notes', 'EUR=1.08, JPY=0.0067', 'Grüß Gott', 'Footer text', 'Signed by Ada'])
+      assert.ok(text.includes(expected), `${expected} in ${text}`);
   });
 
   it('an included file sees `data` only when the template passes it, and its errors name it', async () => {
-    const answer = await send(service, { data: { name: 'Ada' }, template: '#include "part.typ"', assets: { 'part.typ': b64('Hello\n#data.name') } });
+    const answer = await send(service, {
+      data: { name: 'Ada' },
+      template: '#include "part.typ"',
+      assets: { 'part.typ': b64('Hello\n#data.name') },
+    });
     assert.equal(answer.error, 'Typst error in part.typ on line 2, column 2: unknown variable: data');
   });
 
@@ -94,12 +104,19 @@ describe('files', () => {
       'Typst error on line 2, column 8: file not found: logo.png; hint: a template reads only the files sent in the request\'s "assets" field, e.g. "assets": {"logo.png": "<base64>"}',
     );
     const url = await send(service, { data: {}, template: '#image("https://example.com/logo.png")' });
-    assert.match(url.error ?? '', /^Typst error on line 1, column 8: file not found: https:\/\/example\.com\/logo\.png; hint: the service fetches nothing from the network/);
+    assert.match(
+      url.error ?? '',
+      /^Typst error on line 1, column 8: file not found: https:\/\/example\.com\/logo\.png; hint: the service fetches nothing from the network/,
+    );
     for (const error of [missing.error, url.error]) assert.ok(!/searched at|virtual-root/.test(error ?? ''));
   });
 
   it("has no file of the service's own under an asset's name", async () => {
-    const answer = await send(service, { data: { a: 1 }, template: '#read("request.json") #read("/request.json")', assets: { 'request.json': b64('mine') } });
+    const answer = await send(service, {
+      data: { a: 1 },
+      template: '#read("request.json") #read("/request.json")',
+      assets: { 'request.json': b64('mine') },
+    });
     assert.equal(answer.status, 200, answer.error);
     assert.equal((await parsePdf(answer.bytes!)).text[0], 'mine mine');
   });
@@ -128,9 +145,17 @@ describe('bad assets', () => {
     ['a long name', { [`${'n'.repeat(256)}.png`]: 'AAAA' }, /^Asset "n{100}\.\.\.": name is longer than 255 characters$/],
     ['a value that is not a string', { 'logo.png': 5 }, /^Asset "logo\.png": value must be a string/],
     ['invalid base64', { 'logo.png': 'iVBOR*w0KGgo=' }, /^Asset "logo\.png": not valid base64 \(character 6 of the value\)$/],
-    ['a data: URL that is not base64', { 'logo.svg': 'data:image/svg+xml,<svg/>' }, /^Asset "logo\.svg": only base64 data: URLs are accepted/],
+    [
+      'a data: URL that is not base64',
+      { 'logo.svg': 'data:image/svg+xml,<svg/>' },
+      /^Asset "logo\.svg": only base64 data: URLs are accepted/,
+    ],
     ['assets not an object', ['logo.png'], /^Field "assets" must be a JSON object/],
-    ['too many assets', Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}.txt`, ''])), /^Field "assets" has more than 1000 entries$/],
+    [
+      'too many assets',
+      Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}.txt`, ''])),
+      /^Field "assets" has more than 1000 entries$/,
+    ],
   ];
   for (const [name, assets, error] of refused) {
     it(`400 for ${name}`, async () => {

@@ -36,7 +36,13 @@ const messageOf = (check: BodyCheck) => (check.ok ? undefined : 'message' in che
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const hasLoneSurrogate = (s: string) => /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
 const anyLoneSurrogate = (v: unknown): boolean =>
-  typeof v === 'string' ? hasLoneSurrogate(v) : Array.isArray(v) ? v.some(anyLoneSurrogate) : isObject(v) ? Object.entries(v).some(([k, x]) => hasLoneSurrogate(k) || anyLoneSurrogate(x)) : false;
+  typeof v === 'string'
+    ? hasLoneSurrogate(v)
+    : Array.isArray(v)
+      ? v.some(anyLoneSurrogate)
+      : isObject(v)
+        ? Object.entries(v).some(([k, x]) => hasLoneSurrogate(k) || anyLoneSurrogate(x))
+        : false;
 
 /** The shape error JSON.parse's value calls for (assets aside), in the order the service reports them. */
 function expectedShape(value: unknown): string | undefined {
@@ -46,7 +52,8 @@ function expectedShape(value: unknown): string | undefined {
   if (!isObject(value.data)) return 'Field "data" must be a JSON object';
   if (typeof value.template !== 'string') return 'Field "template" must be a string of Typst markup';
   if (hasLoneSurrogate(value.template)) return 'template surrogate';
-  if (anyLoneSurrogate(value.data)) return 'Field "data" contains an unpaired surrogate escape (\\uD800 to \\uDFFF alone): Typst cannot read it';
+  if (anyLoneSurrogate(value.data))
+    return 'Field "data" contains an unpaired surrogate escape (\\uD800 to \\uDFFF alone): Typst cannot read it';
   return undefined;
 }
 
@@ -55,12 +62,19 @@ function agrees(body: Uint8Array): void {
   const expected = oracle(body);
   const check = checkBody(body);
   const message = messageOf(check);
-  assert.equal(!(message !== undefined && NOT_JSON.test(message)), expected.ok, `verdict on ${JSON.stringify(Buffer.from(body).toString('latin1').slice(0, 300))}: ${message}`);
+  assert.equal(
+    !(message !== undefined && NOT_JSON.test(message)),
+    expected.ok,
+    `verdict on ${JSON.stringify(Buffer.from(body).toString('latin1').slice(0, 300))}: ${message}`,
+  );
   if (!expected.ok) return;
   const value = expected.value as Record<string, unknown>;
   const shape = expectedShape(value);
   if (shape === 'template surrogate') {
-    assert.match(message ?? '', /^Field "template" contains an unpaired surrogate escape \(\\u[0-9A-F]{4}\) on line \d+, column \d+ of the template/);
+    assert.match(
+      message ?? '',
+      /^Field "template" contains an unpaired surrogate escape \(\\u[0-9A-F]{4}\) on line \d+, column \d+ of the template/,
+    );
     return;
   }
   if (shape !== undefined || (Object.hasOwn(value, 'assets') && value.assets !== null)) {
@@ -83,7 +97,16 @@ function write(value: unknown, choices: () => number): string {
       const code = ch.codePointAt(0)!;
       const pick = choices() % 4;
       if (ch === '"' || ch === '\\' || code < 0x20 || (pick === 0 && code < 0x10000)) {
-        const short: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '/': '\\/' };
+        const short: Record<string, string> = {
+          '"': '\\"',
+          '\\': '\\\\',
+          '\b': '\\b',
+          '\f': '\\f',
+          '\n': '\\n',
+          '\r': '\\r',
+          '\t': '\\t',
+          '/': '\\/',
+        };
         const hex = code.toString(16).padStart(4, '0');
         out += short[ch] && pick !== 1 ? short[ch] : `\\u${pick === 2 ? hex.toUpperCase() : hex}`;
       } else if (code >= 0x10000 && pick === 1) {
@@ -94,13 +117,39 @@ function write(value: unknown, choices: () => number): string {
   };
   if (typeof value === 'string') return str(value);
   if (Array.isArray(value)) return `[${ws()}${value.map((v) => write(v, choices)).join(`${ws()},${ws()}`)}${ws()}]`;
-  if (isObject(value)) return `{${ws()}${Object.entries(value).map(([k, v]) => `${str(k)}${ws()}:${ws()}${write(v, choices)}`).join(`${ws()},${ws()}`)}${ws()}}`;
+  if (isObject(value))
+    return `{${ws()}${Object.entries(value)
+      .map(([k, v]) => `${str(k)}${ws()}:${ws()}${write(v, choices)}`)
+      .join(`${ws()},${ws()}`)}${ws()}}`;
   return JSON.stringify(value) ?? 'null';
 }
 
-const text = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.constantFrom('= Title\n#data.a', '\ufeff= BOM', 'a\ud800b', '\udc00', '😀\r\nx'));
+const text = fc.oneof(
+  fc.string(),
+  fc.string({ unit: 'grapheme' }),
+  fc.string({ unit: 'binary' }),
+  fc.constantFrom('= Title\n#data.a', '\ufeff= BOM', 'a\ud800b', '\udc00', '😀\r\nx'),
+);
 const json = fc.jsonValue({ maxDepth: 4 });
-const numbers = fc.constantFrom('-0', '0.0e-0', '1E+400', '1e999', '-1.5e-7', '01', '+1', '.5', '1.', '1e', '-', '0x1', '1_000', 'NaN', 'Infinity', '9007199254740993', '1' + '0'.repeat(400));
+const numbers = fc.constantFrom(
+  '-0',
+  '0.0e-0',
+  '1E+400',
+  '1e999',
+  '-1.5e-7',
+  '01',
+  '+1',
+  '.5',
+  '1.',
+  '1e',
+  '-',
+  '0x1',
+  '1_000',
+  'NaN',
+  'Infinity',
+  '9007199254740993',
+  `1${'0'.repeat(400)}`,
+);
 const seeds = fc.array(fc.nat(), { minLength: 1, maxLength: 64 });
 
 function chooser(list: number[]): () => number {
@@ -111,11 +160,18 @@ function chooser(list: number[]): () => number {
 describe('the body check agrees with JSON.parse', () => {
   it(`on generated bodies, written with random escapes and whitespace (${runs(3000)} cases)`, () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.string(), json, { maxKeys: 5 }), text, seeds, fc.boolean(), fc.boolean(), (data, template, choices, bom, extra) => {
-        const body: Record<string, unknown> = extra ? { x: [1, { y: null }], data, template, z: 'w' } : { template, data };
-        const written = write(body, chooser(choices));
-        agrees(Buffer.concat([bom ? BOM : Buffer.alloc(0), Buffer.from(written)]));
-      }),
+      fc.property(
+        fc.dictionary(fc.string(), json, { maxKeys: 5 }),
+        text,
+        seeds,
+        fc.boolean(),
+        fc.boolean(),
+        (data, template, choices, bom, extra) => {
+          const body: Record<string, unknown> = extra ? { x: [1, { y: null }], data, template, z: 'w' } : { template, data };
+          const written = write(body, chooser(choices));
+          agrees(Buffer.concat([bom ? BOM : Buffer.alloc(0), Buffer.from(written)]));
+        },
+      ),
       { numRuns: runs(3000) },
     );
   });
@@ -124,13 +180,17 @@ describe('the body check agrees with JSON.parse', () => {
     const fieldValue = fc.oneof(json, text, fc.constant(null));
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.constantFrom('data', 'template', 'assets', 'd\\u0061ta', 'other', 'temp\\u006Cate'), fieldValue), { maxLength: 5 }),
+        fc.array(fc.tuple(fc.constantFrom('data', 'template', 'assets', 'd\\u0061ta', 'other', 'temp\\u006Cate'), fieldValue), {
+          maxLength: 5,
+        }),
         numbers,
         seeds,
         (entries, number, choices) => {
           const pick = chooser(choices);
           const parts = entries.map(([k, v]) => `"${k}":${pick() % 5 === 0 ? number : write(v, pick)}`);
-          agrees(Buffer.from(pick() % 7 === 0 ? `[${parts.map((p) => p.split(':').slice(1).join(':')).join(',')}]` : `{${parts.join(',')}}`));
+          agrees(
+            Buffer.from(pick() % 7 === 0 ? `[${parts.map((p) => p.split(':').slice(1).join(':')).join(',')}]` : `{${parts.join(',')}}`),
+          );
         },
       ),
       { numRuns: runs(2000) },
@@ -138,26 +198,81 @@ describe('the body check agrees with JSON.parse', () => {
   });
 
   it(`on broken bodies: bytes changed, inserted, removed, and every truncation (${runs(1500)} cases)`, () => {
-    const nasty = fc.constantFrom(0x00, 0x09, 0x0a, 0x1f, 0x22, 0x2c, 0x3a, 0x5b, 0x5c, 0x5d, 0x7b, 0x7d, 0x7f, 0x80, 0xbf, 0xc0, 0xc3, 0xe0, 0xed, 0xf0, 0xf4, 0xf5, 0xff);
+    const nasty = fc.constantFrom(
+      0x00,
+      0x09,
+      0x0a,
+      0x1f,
+      0x22,
+      0x2c,
+      0x3a,
+      0x5b,
+      0x5c,
+      0x5d,
+      0x7b,
+      0x7d,
+      0x7f,
+      0x80,
+      0xbf,
+      0xc0,
+      0xc3,
+      0xe0,
+      0xed,
+      0xf0,
+      0xf4,
+      0xf5,
+      0xff,
+    );
     fc.assert(
-      fc.property(fc.dictionary(fc.string(), json, { maxKeys: 3 }), text, fc.nat(), fc.oneof(nasty, fc.integer({ min: 0, max: 255 })), fc.nat(2), (data, template, at, byte, how) => {
-        const body = Buffer.from(JSON.stringify({ data, template }));
-        const p = at % body.length;
-        const changed = how === 0 ? Buffer.from(body).fill(byte, p, p + 1) : how === 1 ? Buffer.concat([body.subarray(0, p), Buffer.from([byte]), body.subarray(p)]) : Buffer.concat([body.subarray(0, p), body.subarray(p + 1)]);
-        agrees(changed);
-        agrees(body.subarray(0, p));
-      }),
+      fc.property(
+        fc.dictionary(fc.string(), json, { maxKeys: 3 }),
+        text,
+        fc.nat(),
+        fc.oneof(nasty, fc.integer({ min: 0, max: 255 })),
+        fc.nat(2),
+        (data, template, at, byte, how) => {
+          const body = Buffer.from(JSON.stringify({ data, template }));
+          const p = at % body.length;
+          const changed =
+            how === 0
+              ? Buffer.from(body).fill(byte, p, p + 1)
+              : how === 1
+                ? Buffer.concat([body.subarray(0, p), Buffer.from([byte]), body.subarray(p)])
+                : Buffer.concat([body.subarray(0, p), body.subarray(p + 1)]);
+          agrees(changed);
+          agrees(body.subarray(0, p));
+        },
+      ),
       { numRuns: runs(1500) },
     );
   });
 
   it('on invalid UTF-8: overlong forms, encoded surrogates, cut sequences, bytes that never start one', () => {
-    const sequences = [[0xc0, 0x80], [0xc1, 0xbf], [0xe0, 0x80, 0x80], [0xed, 0xa0, 0x80], [0xed, 0xbf, 0xbf], [0xf0, 0x80, 0x80, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xe2, 0x82], [0x80], [0xfe], [0xc3]];
+    const sequences = [
+      [0xc0, 0x80],
+      [0xc1, 0xbf],
+      [0xe0, 0x80, 0x80],
+      [0xed, 0xa0, 0x80],
+      [0xed, 0xbf, 0xbf],
+      [0xf0, 0x80, 0x80, 0x80],
+      [0xf4, 0x90, 0x80, 0x80],
+      [0xf8, 0x88, 0x80, 0x80, 0x80],
+      [0xe2, 0x82],
+      [0x80],
+      [0xfe],
+      [0xc3],
+    ];
     for (const sequence of sequences) {
       for (const where of ['data', 'template', 'key', 'outside']) {
         const bad = Buffer.from(sequence).toString('latin1');
         const body =
-          where === 'data' ? `{"data":{"s":"${bad}"},"template":"x"}` : where === 'template' ? `{"data":{},"template":"${bad}"}` : where === 'key' ? `{"data":{"${bad}":1},"template":"x"}` : `{"data":{},"template":"x"}${bad}`;
+          where === 'data'
+            ? `{"data":{"s":"${bad}"},"template":"x"}`
+            : where === 'template'
+              ? `{"data":{},"template":"${bad}"}`
+              : where === 'key'
+                ? `{"data":{"${bad}":1},"template":"x"}`
+                : `{"data":{},"template":"x"}${bad}`;
         const bytes = Buffer.from(body, 'latin1');
         agrees(bytes);
         const check = checkBody(bytes);
@@ -191,12 +306,30 @@ describe('messages of the body check', () => {
   };
 
   it('say where invalid JSON breaks', () => {
-    assert.equal(message('{"data": {}, template: "x"}'), 'Request body is not valid JSON: unexpected character at line 1, column 14 (byte 13)');
-    assert.equal(message('{"data":{\n  "a": [1, 2,'), 'Request body is not valid JSON: unexpected end of input at line 2, column 14 (byte 23)');
-    assert.equal(message('{"data":{"a":"x\ty"},"template":""}'), 'Request body is not valid JSON: control character in string at line 1, column 16 (byte 15)');
-    assert.equal(message('{"data":{"a":"\\q"},"template":""}'), 'Request body is not valid JSON: invalid escape at line 1, column 15 (byte 14)');
-    assert.equal(message('{"data":{"a":1.e5},"template":""}'), 'Request body is not valid JSON: invalid number at line 1, column 16 (byte 15)');
-    assert.equal(message('{"data":{},"template":""} {}'), 'Request body is not valid JSON: unexpected data after the JSON value at line 1, column 27 (byte 26)');
+    assert.equal(
+      message('{"data": {}, template: "x"}'),
+      'Request body is not valid JSON: unexpected character at line 1, column 14 (byte 13)',
+    );
+    assert.equal(
+      message('{"data":{\n  "a": [1, 2,'),
+      'Request body is not valid JSON: unexpected end of input at line 2, column 14 (byte 23)',
+    );
+    assert.equal(
+      message('{"data":{"a":"x\ty"},"template":""}'),
+      'Request body is not valid JSON: control character in string at line 1, column 16 (byte 15)',
+    );
+    assert.equal(
+      message('{"data":{"a":"\\q"},"template":""}'),
+      'Request body is not valid JSON: invalid escape at line 1, column 15 (byte 14)',
+    );
+    assert.equal(
+      message('{"data":{"a":1.e5},"template":""}'),
+      'Request body is not valid JSON: invalid number at line 1, column 16 (byte 15)',
+    );
+    assert.equal(
+      message('{"data":{},"template":""} {}'),
+      'Request body is not valid JSON: unexpected data after the JSON value at line 1, column 27 (byte 26)',
+    );
     assert.equal(message('{"data":{"s":"é"}, x'), 'Request body is not valid JSON: unexpected character at line 1, column 20 (byte 20)');
   });
 
@@ -208,21 +341,39 @@ describe('messages of the body check', () => {
     assert.equal(message('{"data":5}'), 'Missing required field "template": expected a string of Typst markup');
     assert.equal(message('{"data":[],"template":5}'), 'Field "data" must be a JSON object');
     assert.equal(message('{"data":{},"template":5}'), 'Field "template" must be a string of Typst markup');
-    assert.equal(message('{"data":{},"template":"a\\nb\\nc \\udfff"}'), 'Field "template" contains an unpaired surrogate escape (\\uDFFF) on line 3, column 3 of the template: Typst text must be valid Unicode');
-    assert.equal(message('{"data":{"k\\ud800":1},"template":""}'), 'Field "data" contains an unpaired surrogate escape (\\uD800 to \\uDFFF alone): Typst cannot read it');
-    assert.equal(message('{"data":{},"template":"","assets":[]}'), 'Field "assets" must be a JSON object mapping file names to base64 contents');
+    assert.equal(
+      message('{"data":{},"template":"a\\nb\\nc \\udfff"}'),
+      'Field "template" contains an unpaired surrogate escape (\\uDFFF) on line 3, column 3 of the template: Typst text must be valid Unicode',
+    );
+    assert.equal(
+      message('{"data":{"k\\ud800":1},"template":""}'),
+      'Field "data" contains an unpaired surrogate escape (\\uD800 to \\uDFFF alone): Typst cannot read it',
+    );
+    assert.equal(
+      message('{"data":{},"template":"","assets":[]}'),
+      'Field "assets" must be a JSON object mapping file names to base64 contents',
+    );
     assert.equal(message('{"data":{},"template":"","assets":null}'), 'ok');
   });
 
   it('name the asset at fault, quoting its name as sent, cut when long', () => {
     const asset = (name: string, value: string) => message(`{"data":{},"template":"","assets":{"ok.png":"AAAA","${name}":${value}}}`);
     assert.equal(asset('../x', '"AAAA"'), '{"error":"Asset \\"../x\\": name must not have a \\".\\" or \\"..\\" path segment"}');
-    assert.equal(asset('/abs.png', '"AAAA"'), '{"error":"Asset \\"/abs.png\\": name must be a relative path: it must not start with \\"/\\""}');
+    assert.equal(
+      asset('/abs.png', '"AAAA"'),
+      '{"error":"Asset \\"/abs.png\\": name must be a relative path: it must not start with \\"/\\""}',
+    );
     assert.equal(asset('a//b', '"AAAA"'), '{"error":"Asset \\"a//b\\": name has an empty path segment"}');
-    assert.equal(asset('a b', '"AAAA"'), '{"error":"Asset \\"a b\\": name may only hold the characters A-Z a-z 0-9 . _ - and \\"/\\" between path segments"}');
+    assert.equal(
+      asset('a b', '"AAAA"'),
+      '{"error":"Asset \\"a b\\": name may only hold the characters A-Z a-z 0-9 . _ - and \\"/\\" between path segments"}',
+    );
     assert.equal(asset('x.png', '5'), '{"error":"Asset \\"x.png\\": value must be a string of base64 or a data: URL with ;base64"}');
     assert.equal(asset('x.png', '"AA*A"'), '{"error":"Asset \\"x.png\\": not valid base64 (character 3 of the value)"}');
-    assert.equal(asset('x.png', '"data:image/png,abc"'), '{"error":"Asset \\"x.png\\": only base64 data: URLs are accepted (data:<type>;base64,...)"}');
+    assert.equal(
+      asset('x.png', '"data:image/png,abc"'),
+      '{"error":"Asset \\"x.png\\": only base64 data: URLs are accepted (data:<type>;base64,...)"}',
+    );
     const long = 'a'.repeat(300);
     assert.equal(asset(long, '"AAAA"'), `{"error":"Asset \\"${'a'.repeat(100)}...\\": name is longer than 255 characters"}`);
     // A cut never splits an escape.
@@ -230,7 +381,8 @@ describe('messages of the body check', () => {
     assert.match(asset(escaped, '"AAAA"'), new RegExp(`^\\{"error":"Asset \\\\"${'b'.repeat(97)}\\.\\.\\.\\\\"`));
     const many = Array.from({ length: 1001 }, (_, i) => `"f${i}":""`).join(',');
     assert.equal(message(`{"data":{},"template":"","assets":{${many}}}`), 'Field "assets" has more than 1000 entries');
-    for (const body of ['{"data":{},"template":"","assets":{"a":"AAAA"}}', '{"data":{},"template":"","assets":{"a":5,"a":"AAAA"}}']) assert.equal(message(body), 'ok');
+    for (const body of ['{"data":{},"template":"","assets":{"a":"AAAA"}}', '{"data":{},"template":"","assets":{"a":5,"a":"AAAA"}}'])
+      assert.equal(message(body), 'ok');
   });
 });
 
@@ -241,9 +393,15 @@ describe('asset names and values', () => {
   it(`names: the same verdict as a plain regular expression (${runs(3000)} cases)`, () => {
     const piece = fc.constantFrom('a', 'Z', '0', '.', '..', '_', '-', '/', '//', ' ', 'é', '\\', ':', 'logo.png', 'img', '~');
     fc.assert(
-      fc.property(fc.oneof(fc.array(piece, { maxLength: 12 }).map((p) => p.join('')), fc.string({ maxLength: 300 })), (name) => {
-        assert.equal(nameProblem(Buffer.from(name)) === null, valid(name), name);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.array(piece, { maxLength: 12 }).map((p) => p.join('')),
+          fc.string({ maxLength: 300 }),
+        ),
+        (name) => {
+          assert.equal(nameProblem(Buffer.from(name)) === null, valid(name), name);
+        },
+      ),
       { numRuns: runs(3000) },
     );
   });
@@ -261,11 +419,13 @@ describe('asset names and values', () => {
     const base64Text = fc.oneof(
       fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b).toString('base64')),
       fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b).toString('base64').replace(/=+$/, '')),
-      fc.tuple(fc.uint8Array({ maxLength: 48 }), fc.array(fc.constantFrom(' ', '\n', '\r\n', '\t', '\f'), { maxLength: 8 })).map(([b, spaces]) => {
-        const text = Buffer.from(b).toString('base64').split('');
-        for (const space of spaces) text.splice(text.length ? spaces.length % text.length : 0, 0, space);
-        return text.join('');
-      }),
+      fc
+        .tuple(fc.uint8Array({ maxLength: 48 }), fc.array(fc.constantFrom(' ', '\n', '\r\n', '\t', '\f'), { maxLength: 8 }))
+        .map(([b, spaces]) => {
+          const text = Buffer.from(b).toString('base64').split('');
+          for (const space of spaces) text.splice(text.length ? spaces.length % text.length : 0, 0, space);
+          return text.join('');
+        }),
       fc.string({ unit: fc.constantFrom(...'ABCab01+/=-_ \n.*'.split('')), maxLength: 20 }),
     );
     fc.assert(
@@ -287,6 +447,9 @@ describe('asset names and values', () => {
       at = range.end + 2;
       return decodeAssetValue(body, range);
     });
-    assert.deepEqual(decoded.map((d) => d.toString('latin1')), ['hello', '<svg>', Buffer.from('aGVsbG8g//8=', 'base64').toString('latin1'), 'hello']);
+    assert.deepEqual(
+      decoded.map((d) => d.toString('latin1')),
+      ['hello', '<svg>', Buffer.from('aGVsbG8g//8=', 'base64').toString('latin1'), 'hello'],
+    );
   });
 });

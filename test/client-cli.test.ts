@@ -60,7 +60,17 @@ describe('typst-pdf command line', () => {
   it('renders the letter example with its logo (--asset), with URL and key from the environment, and writes a valid PDF', async () => {
     const out = join(dir, 'letter.pdf');
     const run = await runCli(
-      ['render', '--template', join(EXAMPLES, 'letter.typ'), '--data', join(EXAMPLES, 'letter.json'), '--asset', join(EXAMPLES, 'letterhead.svg'), '--out', out],
+      [
+        'render',
+        '--template',
+        join(EXAMPLES, 'letter.typ'),
+        '--data',
+        join(EXAMPLES, 'letter.json'),
+        '--asset',
+        join(EXAMPLES, 'letterhead.svg'),
+        '--out',
+        out,
+      ],
       { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY },
     );
     assert.equal(run.code, 0, run.stderr);
@@ -77,7 +87,10 @@ describe('typst-pdf command line', () => {
     const template = join(dir, 'warned.typ');
     writeFileSync(template, 'Intro\n#set text(font: "Comic Sans MS")\nHi');
     const out = join(dir, 'warned.pdf');
-    const run = await runCli(['render', '--template', template, '--out', out, '--quiet'], { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY });
+    const run = await runCli(['render', '--template', template, '--out', out, '--quiet'], {
+      TYPST_PDF_URL: service.url,
+      TYPST_PDF_API_KEY: TEST_KEY,
+    });
     assert.equal(run.code, 0, run.stderr);
     assert.equal(
       run.stderr,
@@ -93,7 +106,10 @@ describe('typst-pdf command line', () => {
     writeFileSync(join(dir, 'local-name.txt'), 'Read from an asset');
     const out = join(dir, 'asset.pdf');
     const env = { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY };
-    const run = await runCli(['render', '--template', template, '--asset', `notes/today.txt=${join(dir, 'local-name.txt')}`, '--out', out], env);
+    const run = await runCli(
+      ['render', '--template', template, '--asset', `notes/today.txt=${join(dir, 'local-name.txt')}`, '--out', out],
+      env,
+    );
     assert.equal(run.code, 0, run.stderr);
     assert.equal((await parsePdf(readFileSync(out))).text[0], 'Read from an asset');
     const missing = await runCli(['render', '--template', template, '--asset', join(dir, 'nope.png')], env);
@@ -101,7 +117,7 @@ describe('typst-pdf command line', () => {
     assert.match(missing.stderr, /cannot read .*nope\.png: ENOENT/);
   });
 
-  it('prints the service\'s syntax error with the line it names, exits 1 and writes nothing', async () => {
+  it("prints the service's syntax error with the line it names, exits 1 and writes nothing", async () => {
     const template = join(dir, 'broken.typ');
     writeFileSync(template, '= Invoice\n\nTotal: #data.total\n#let items = (1, 2\n');
     const out = join(dir, 'broken.pdf');
@@ -112,7 +128,7 @@ describe('typst-pdf command line', () => {
     assert.ok(!existsSync(out));
   });
 
-  it('prints the service\'s message for a wrong key and exits 1', async () => {
+  it("prints the service's message for a wrong key and exits 1", async () => {
     const run = await runCli(['render', '--template', join(EXAMPLES, 'letter.typ'), '--out', join(dir, 'x.pdf')], {
       TYPST_PDF_URL: service.url,
       TYPST_PDF_API_KEY: 'not-a-key',
@@ -146,7 +162,17 @@ describe('typst-pdf command line', () => {
     assert.match(run.stderr, /must hold a JSON object/);
     const help = await runCli(['--help']);
     assert.equal(help.code, 0);
-    for (const flag of ['--template', '--data', '--out', '--url', '--api-key', '--retries', '--max-wait', 'TYPST_PDF_URL', 'TYPST_PDF_API_KEY']) {
+    for (const flag of [
+      '--template',
+      '--data',
+      '--out',
+      '--url',
+      '--api-key',
+      '--retries',
+      '--max-wait',
+      'TYPST_PDF_URL',
+      'TYPST_PDF_API_KEY',
+    ]) {
       assert.ok(help.stdout.includes(flag), flag);
     }
     assert.match((await runCli(['--version'])).stdout, /^typst-pdf \d+\.\d+\.\d+\n$/);
@@ -176,10 +202,13 @@ describe('typst-pdf retries a 429', () => {
   it('waits as Retry-After says, then succeeds', async () => {
     await useUpTheWindow();
     const out = join(dir, 'retried.pdf');
-    const run = await runCli(['render', '--template', join(EXAMPLES, 'report.typ'), '--data', join(EXAMPLES, 'report.json'), '--out', out], {
-      TYPST_PDF_URL: service.url,
-      TYPST_PDF_API_KEY: TEST_KEY,
-    });
+    const run = await runCli(
+      ['render', '--template', join(EXAMPLES, 'report.typ'), '--data', join(EXAMPLES, 'report.json'), '--out', out],
+      {
+        TYPST_PDF_URL: service.url,
+        TYPST_PDF_API_KEY: TEST_KEY,
+      },
+    );
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /^typst-pdf: 429 Rate limit exceeded \(retrying in [1-3]\.0 s, attempt 2 of 3\)$/m);
     assert.equal((await parsePdf(readFileSync(out))).pages, 1);
@@ -210,37 +239,44 @@ describe('TypeScript client', () => {
 
   it('encodes bytes given as assets, and sends strings as they are', async () => {
     const { pdf: bytes } = await generatePdf(
-      { data: {}, template: '#read("a.txt") #read("b.txt")', assets: { 'a.txt': new TextEncoder().encode('from bytes'), 'b.txt': Buffer.from('as base64').toString('base64') } },
+      {
+        data: {},
+        template: '#read("a.txt") #read("b.txt")',
+        assets: { 'a.txt': new TextEncoder().encode('from bytes'), 'b.txt': Buffer.from('as base64').toString('base64') },
+      },
       { url: service.url, apiKey: TEST_KEY },
     );
     assert.equal((await parsePdf(bytes)).text[0], 'from bytes as base64');
   });
 
   it('resolves to the PDF bytes and no warnings', async () => {
-    const { pdf, warnings } = await generatePdf({ data: { name: 'World' }, template: '= Hello #data.name' }, { url: service.url, apiKey: TEST_KEY });
+    const { pdf, warnings } = await generatePdf(
+      { data: { name: 'World' }, template: '= Hello #data.name' },
+      { url: service.url, apiKey: TEST_KEY },
+    );
     assert.ok(pdf instanceof Uint8Array);
     assert.ok((await parsePdf(pdf)).text[0]!.includes('Hello World'));
     assert.deepEqual(warnings, []);
   });
 
   it("returns the service's warnings beside the PDF", async () => {
-    const { pdf, warnings } = await generatePdf({ data: {}, template: 'Intro\n#set text(font: "Comic Sans MS")\nHi' }, { url: service.url, apiKey: TEST_KEY });
+    const { pdf, warnings } = await generatePdf(
+      { data: {}, template: 'Intro\n#set text(font: "Comic Sans MS")\nHi' },
+      { url: service.url, apiKey: TEST_KEY },
+    );
     assert.equal((await parsePdf(pdf)).pages, 1);
     assert.deepEqual(warnings, ['line 2, column 17: unknown font family (not among GET /v1/fonts; Typst uses a fallback font)']);
     assert.deepEqual(parseWarnings('2; line 1, column 2: a | line 3, column 4: b'), ['line 1, column 2: a', 'line 3, column 4: b']);
   });
 
-  it('rejects with a TypstPdfError carrying the status and the service\'s message', async () => {
-    await assert.rejects(
-      generatePdf({ data: {}, template: '#data.missing' }, { url: service.url, apiKey: TEST_KEY }),
-      (error: unknown) => {
-        assert.ok(error instanceof TypstPdfError);
-        assert.equal(error.status, 400);
-        assert.match(error.message, /^Typst error on line 1, column 7: dictionary does not contain key "missing"/);
-        assert.ok(error.requestId);
-        return true;
-      },
-    );
+  it("rejects with a TypstPdfError carrying the status and the service's message", async () => {
+    await assert.rejects(generatePdf({ data: {}, template: '#data.missing' }, { url: service.url, apiKey: TEST_KEY }), (error: unknown) => {
+      assert.ok(error instanceof TypstPdfError);
+      assert.equal(error.status, 400);
+      assert.match(error.message, /^Typst error on line 1, column 7: dictionary does not contain key "missing"/);
+      assert.ok(error.requestId);
+      return true;
+    });
     await assert.rejects(generatePdf({ data: {}, template: 'x' }, { url: service.url, apiKey: 'wrong' }), {
       name: 'TypstPdfError',
       status: 401,
@@ -297,15 +333,24 @@ describe('the client as a package of its own', () => {
   });
 
   it('packs, installs into an empty project with nothing else, and renders through the service', async () => {
-    const npm = (args: string[], cwd: string) => execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8' });
+    const npm = (args: string[], cwd: string) =>
+      execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8' });
     const tarball = join(home, npm(['pack', '--pack-destination', home], CLIENT).trim().split('\n').at(-1)!);
     const project = join(home, 'project');
     mkdirSync(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'uses-the-client', private: true, type: 'module' }));
     npm(['install', tarball], project);
     // The client and nothing else: it has no dependencies.
-    assert.deepEqual(readdirSync(join(project, 'node_modules')).filter((name) => !name.startsWith('.')).sort(), ['typst-pdf-client']);
-    const installed = JSON.parse(readFileSync(join(project, 'node_modules', 'typst-pdf-client', 'package.json'), 'utf8')) as Record<string, unknown>;
+    assert.deepEqual(
+      readdirSync(join(project, 'node_modules'))
+        .filter((name) => !name.startsWith('.'))
+        .sort(),
+      ['typst-pdf-client'],
+    );
+    const installed = JSON.parse(readFileSync(join(project, 'node_modules', 'typst-pdf-client', 'package.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     assert.equal(installed.dependencies, undefined);
 
     writeFileSync(
@@ -314,12 +359,17 @@ describe('the client as a package of its own', () => {
         `const { pdf, warnings } = await generatePdf({ data: { who: 'the package' }, template: 'Rendered by #data.who' }, { url: process.argv[2], apiKey: process.argv[3] });\n` +
         `process.stdout.write(JSON.stringify({ bytes: pdf.byteLength, head: new TextDecoder().decode(pdf.subarray(0, 5)), warnings }));\n`,
     );
-    const result = JSON.parse(execFileSync(process.execPath, ['render.mjs', service.url, TEST_KEY], { cwd: project, encoding: 'utf8' })) as { head: string; warnings: string[] };
+    const result = JSON.parse(
+      execFileSync(process.execPath, ['render.mjs', service.url, TEST_KEY], { cwd: project, encoding: 'utf8' }),
+    ) as { head: string; warnings: string[] };
     assert.deepEqual({ head: result.head, warnings: result.warnings }, { head: '%PDF-', warnings: [] });
 
     writeFileSync(join(project, 'hello.typ'), '= Hello from the installed command');
     const bin = join(project, 'node_modules', '.bin', 'typst-pdf');
-    execFileSync(bin, ['render', '--template', 'hello.typ', '--quiet'], { cwd: project, env: { PATH: process.env.PATH ?? '', TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY } });
+    execFileSync(bin, ['render', '--template', 'hello.typ', '--quiet'], {
+      cwd: project,
+      env: { PATH: process.env.PATH ?? '', TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY },
+    });
     assert.equal((await parsePdf(readFileSync(join(project, 'hello.pdf')))).text[0], 'Hello from the installed command');
   });
 });

@@ -99,7 +99,10 @@ describe('report template', () => {
 function paragraphStarts(lines: PdfLine[]): string[] {
   const gaps = lines.slice(1).map((line, i) => line.top - lines[i]!.top);
   const usual = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)]!;
-  return lines.slice(1).filter((_line, i) => gaps[i]! > usual * 1.3).map((line) => line.text);
+  return lines
+    .slice(1)
+    .filter((_line, i) => gaps[i]! > usual * 1.3)
+    .map((line) => line.text);
 }
 
 describe('letter template', () => {
@@ -194,7 +197,12 @@ describe('Japanese invoice template', () => {
     assert.equal(pdf.pages, 1);
     assert.deepEqual([...pdf.fonts].sort(), ['NotoSans-Bold', 'NotoSans-Regular', 'NotoSansJP-Bold', 'NotoSansJP-Regular']);
     const text = pdf.text[0]!.normalize('NFKC').replace(/\s+/g, '');
-    for (const expected of ['請求書', INVOICE_SAMPLE.customer.name, INVOICE_SAMPLE.customer.contact, ...INVOICE_SAMPLE.items.map((item) => item.description)]) {
+    for (const expected of [
+      '請求書',
+      INVOICE_SAMPLE.customer.name,
+      INVOICE_SAMPLE.customer.contact,
+      ...INVOICE_SAMPLE.items.map((item) => item.description),
+    ]) {
       assert.ok(text.includes(expected.normalize('NFKC').replace(/\s+/g, '')), expected);
     }
     const subtotal = INVOICE_SAMPLE.items.reduce((sum, item) => sum + item.quantity * item.price, 0);

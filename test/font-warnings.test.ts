@@ -55,6 +55,8 @@ describe('unknown font detection', () => {
 
   test('counts lines ended by CRLF or CR, and columns in characters', () => {
     const known = new FamilyNames(['Arial']);
-    assert.deepEqual(unknownFontWarnings(Buffer.from('a\r\nb\rÄÖ #text(font: "X")[y]'), known), [{ message: UNKNOWN_FONT, line: 3, column: 16 }]);
+    assert.deepEqual(unknownFontWarnings(Buffer.from('a\r\nb\rÄÖ #text(font: "X")[y]'), known), [
+      { message: UNKNOWN_FONT, line: 3, column: 16 },
+    ]);
   });
 });

@@ -58,15 +58,15 @@ describe('fonts over HTTP', () => {
     assert.equal(res.status, 200);
     const body = (await res.json()) as { families: Array<{ family: string; aliasOf: string | null; styles: unknown[] }> };
     const expected = loadFontCatalog().families;
-    assert.deepEqual(
-      body.families.map((f) => f.family).sort(),
-      expected.map((f) => f.family).sort(),
-    );
+    assert.deepEqual(body.families.map((f) => f.family).sort(), expected.map((f) => f.family).sort());
     const helvetica = body.families.find((f) => f.family === 'Helvetica');
     assert.equal(helvetica?.aliasOf, 'Arimo');
     assert.equal(helvetica?.styles.length, 4);
     for (const name of ['Linux Libertine', 'New Computer Modern', 'DejaVu Sans Mono', 'Roboto', 'Times New Roman']) {
-      assert.ok(body.families.some((f) => f.family === name), name);
+      assert.ok(
+        body.families.some((f) => f.family === name),
+        name,
+      );
     }
     // Every listed family really renders in its own font, not a fallback.
     for (const { family } of body.families.filter((f) => !/Math/.test(f.family))) {

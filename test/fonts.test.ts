@@ -4,8 +4,10 @@ import { createRequire } from 'node:module';
 import { before, describe, test } from 'node:test';
 import type { NodeCompiler as NodeCompilerType } from '@myriaddreamin/typst-ts-node-compiler';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { loadFontCatalog, type FontCatalog } from '../src/render/fonts/catalog.js';
-import { getFamilyName, verifyChecksums } from '../src/render/fonts/sfnt-name.js';
+import { loadFontCatalog } from '../src/render/fonts/catalog.js';
+import type { FontCatalog } from '../src/render/fonts/types.js';
+import { getFamilyName } from '../src/render/fonts/sfnt-name.js';
+import { verifyChecksums } from '../src/render/fonts/sfnt-tables.js';
 
 const require = createRequire(import.meta.url);
 const { NodeCompiler } = require('@myriaddreamin/typst-ts-node-compiler') as {
@@ -79,16 +81,22 @@ describe('font catalog', () => {
       assert.ok(info, family);
       assert.equal(info.aliasOf, null);
       assert.match(info.source, /^@expo-google-fonts\//);
-      assert.deepEqual(
-        info.styles.map((s) => `${s.style} ${s.weight}`).sort(),
-        ['italic 400', 'italic 700', 'normal 400', 'normal 700'],
-      );
+      assert.deepEqual(info.styles.map((s) => `${s.style} ${s.weight}`).sort(), ['italic 400', 'italic 700', 'normal 400', 'normal 700']);
     }
     for (const family of ['Linux Libertine', 'New Computer Modern', 'New Computer Modern Math', 'DejaVu Sans Mono']) {
       assert.equal(byName.get(family)?.source, 'typst');
       assert.equal(byName.get(family)?.aliasOf, null);
     }
-    for (const family of ['Noto Sans JP', 'Noto Sans SC', 'Noto Sans TC', 'Noto Sans KR', 'Noto Sans Arabic', 'Noto Sans Hebrew', 'Noto Sans Devanagari', 'Noto Sans Thai']) {
+    for (const family of [
+      'Noto Sans JP',
+      'Noto Sans SC',
+      'Noto Sans TC',
+      'Noto Sans KR',
+      'Noto Sans Arabic',
+      'Noto Sans Hebrew',
+      'Noto Sans Devanagari',
+      'Noto Sans Thai',
+    ]) {
       assert.deepEqual(
         byName.get(family)?.styles.map((s) => `${s.style} ${s.weight}`),
         ['normal 400', 'normal 700'],
@@ -114,10 +122,7 @@ describe('font catalog', () => {
   for (const [alias, target] of Object.entries(ALIASES)) {
     for (const s of STYLES) {
       test(`"${alias}" ${s.weight} ${s.style} embeds ${target}-${s.psSuffix}`, async () => {
-        const pdf = compilePdf(
-          compiler,
-          `#set text(font: "${alias}", weight: "${s.weight}", style: "${s.style}", fallback: false)\nHello`,
-        );
+        const pdf = compilePdf(compiler, `#set text(font: "${alias}", weight: "${s.weight}", style: "${s.style}", fallback: false)\nHello`);
         const names = await usedFontNames(pdf);
         assert.equal(names.length, 1, names.join());
         assert.match(names[0]!, new RegExp(`^[A-Z]{6}\\+${target}-${s.psSuffix}$`));
@@ -139,7 +144,10 @@ describe('font catalog', () => {
   test('aliases are unknown without the catalog (control)', async () => {
     const bare = NodeCompiler.create({ workspace: '/nonexistent-root' });
     const names = await usedFontNames(compilePdf(bare, '#set text(font: "Helvetica")\nHello'));
-    assert.ok(names.every((n) => !n.includes('Arimo')), names.join());
+    assert.ok(
+      names.every((n) => !n.includes('Arimo')),
+      names.join(),
+    );
   });
 
   test('alias advance widths equal the original and the classic metrics', () => {
@@ -160,8 +168,7 @@ describe('font catalog', () => {
     // Sums of the Adobe standard-14 AFM widths (1/1000 em) at 10pt: Helvetica
     // H722 e556 l222 l222 o556; Helvetica-Bold H722 e556 l278 l278 o611;
     // Times-Roman H722 e444 l278 l278 o500; Courier 5 x 600.
-    const close = (actual: number, expected: number) =>
-      assert.ok(Math.abs(actual - expected) < 0.02, `${actual} != ${expected}`);
+    const close = (actual: number, expected: number) => assert.ok(Math.abs(actual - expected) < 0.02, `${actual} != ${expected}`);
     close(w.helvetica!, 22.78);
     close(w.helveticaBold!, 24.45);
     close(w.times!, 22.22);

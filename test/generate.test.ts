@@ -88,7 +88,7 @@ describe('POST /v1/pdf/generate', () => {
   });
 
   it('reaches keys that are not identifiers with data.at()', async () => {
-    const data = { 'first-name': 'Ada', '1': 'one', 'with space': 'sp', 'ключ': 'unicode' };
+    const data = { 'first-name': 'Ada', '1': 'one', 'with space': 'sp', ключ: 'unicode' };
     const template = '#data.at("first-name") #data.at("1") #data.at("with space") #data.at("ключ")';
     const pdf = await pdfOf(await generate(service, { data, template }));
     assert.equal(pdf.text[0], 'Ada one sp unicode');

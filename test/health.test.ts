@@ -28,7 +28,16 @@ describe('health and readiness', () => {
     assert.deepEqual(await probe(service, '/healthz'), { status: 200, body: { status: 'ok' } });
     assert.deepEqual(await probe(service, '/readyz'), {
       status: 200,
-      body: { status: 'ready', size: 1, ready: 1, busy: 0, queued: 0, queueLimit: 1, spare: 0, rateLimit: { store: 'memory', shared: false } },
+      body: {
+        status: 'ready',
+        size: 1,
+        ready: 1,
+        busy: 0,
+        queued: 0,
+        queueLimit: 1,
+        spare: 0,
+        rateLimit: { store: 'memory', shared: false },
+      },
     });
   });
 

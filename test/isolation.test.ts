@@ -72,7 +72,10 @@ describe('packages and network', () => {
     packages = mkdtempSync(join(tmpdir(), 'typst-test-packages-'));
     const dir = join(packages, 'preview', 'greeting', '0.1.0');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'typst.toml'), '[package]\nname = "greeting"\nversion = "0.1.0"\nentrypoint = "lib.typ"\nauthors = ["Test"]\nlicense = "MIT"\ndescription = "test"\n');
+    writeFileSync(
+      join(dir, 'typst.toml'),
+      '[package]\nname = "greeting"\nversion = "0.1.0"\nentrypoint = "lib.typ"\nauthors = ["Test"]\nlicense = "MIT"\ndescription = "test"\n',
+    );
     writeFileSync(join(dir, 'lib.typ'), '#let greet(name) = [Greetings, #name!]\n');
     service = await startService({
       PACKAGE_PATH: packages,
@@ -149,7 +152,10 @@ describe('zero data retention', () => {
     assert.match(output, /retention-check/, 'request lines are logged');
     assert.ok(!output.includes(marker), 'the log shows request content');
     // Other programs may create files here meanwhile; none of the new ones may hold the request's content.
-    for (const [dir, before] of [[tmpdir(), tmpBefore], [process.cwd(), cwdBefore]] as const) {
+    for (const [dir, before] of [
+      [tmpdir(), tmpBefore],
+      [process.cwd(), cwdBefore],
+    ] as const) {
       for (const entry of readdirSync(dir).filter((name) => !before.includes(name))) {
         assert.ok(!fileTreeContains(join(dir, entry), marker), `${join(dir, entry)} holds request content`);
       }

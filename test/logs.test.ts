@@ -16,7 +16,6 @@ function logLines(output: string): Line[] {
     .map((l) => JSON.parse(l) as Line);
 }
 
-
 describe('request log', () => {
   it('writes one line per request with id, route, status, times, key name and sizes, and no content', async () => {
     const service = await startService({ API_KEYS: `${TEST_KEY} name=billing`, LOG_LEVEL: 'info' });

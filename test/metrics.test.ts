@@ -144,7 +144,13 @@ describe('metrics', () => {
     assert.ok(!text.includes(marker));
     assert.ok(!text.includes(TEST_KEY));
     const labels = [...text.matchAll(/(\w+)="([^"]*)"/g)].map((m) => m[1]!);
-    assert.deepEqual([...new Set(labels)].filter((l) => !['method', 'route', 'status', 'reason', 'key', 'le', 'version', 'major', 'minor', 'patch', 'type', 'space', 'kind'].includes(l)), []);
+    assert.deepEqual(
+      [...new Set(labels)].filter(
+        (l) =>
+          !['method', 'route', 'status', 'reason', 'key', 'le', 'version', 'major', 'minor', 'patch', 'type', 'space', 'kind'].includes(l),
+      ),
+      [],
+    );
   });
 });
 

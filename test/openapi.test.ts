@@ -118,7 +118,10 @@ describe('OpenAPI: 429', () => {
     const answers: Answer[] = [];
     for (let i = 0; i < 4; i++) answers.push(await post(service, { data: {}, template: `n${i}` }));
     assert.equal(answers[0]!.status, 200);
-    assert.deepEqual(answers.map((a) => a.status), [200, 200, 429, 429]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 429, 429],
+    );
     const limited = answers[2]!;
     assert.deepEqual(checker.problems('POST', '/v1/pdf/generate', limited), []);
     assert.deepEqual(JSON.parse(limited.body.toString()), { error: 'Rate limit exceeded' });

@@ -96,7 +96,9 @@ describe('playground load', { skip: missing }, () => {
     const lines = [
       `playground load (empty cache, median of 5): first preview ${load.firstPreviewMs} ms after navigation start ` +
         `(runs: ${runs.map((r) => r.load.firstPreviewMs).join(', ')} ms; load average ${loadAverage} when started)`,
-      `  steps (ms): ${Object.entries(load.steps).map(([name, ms]) => `${name} ${ms}`).join(', ')}`,
+      `  steps (ms): ${Object.entries(load.steps)
+        .map(([name, ms]) => `${name} ${ms}`)
+        .join(', ')}`,
       `  page weight: ${kib(load.staticBytes)} transferred for the page's files, plus ${kib(load.apiBytes)} of API answers (the PDF and the fonts list); ${load.requests} requests`,
       ...load.files.map((file) => `    ${file.name}: ${kib(file.bytes)}`),
       `playground reload (from the cache): first preview ${cached.firstPreviewMs} ms; ${kib(cached.staticBytes)} transferred for the page's files`,

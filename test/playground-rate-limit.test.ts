@@ -36,12 +36,18 @@ describe('playground under a rate limit', { skip: missing }, () => {
     browser = await launchBrowser();
     ({ page, console: watch } = await openPage(browser.context));
     page.on('request', (request) => {
-      if (request.url().endsWith('/v1/pdf/generate')) sent.push({ at: Date.now(), template: (request.postDataJSON() as { template: string }).template });
+      if (request.url().endsWith('/v1/pdf/generate'))
+        sent.push({ at: Date.now(), template: (request.postDataJSON() as { template: string }).template });
     });
     page.on('response', (response) => {
       if (!response.url().endsWith('/v1/pdf/generate')) return;
       const headers = response.headers();
-      answers.push({ at: Date.now(), status: response.status(), retryAfter: Number(headers['retry-after'] ?? NaN), reset: Number(headers['x-ratelimit-reset']) });
+      answers.push({
+        at: Date.now(),
+        status: response.status(),
+        retryAfter: Number(headers['retry-after'] ?? NaN),
+        reset: Number(headers['x-ratelimit-reset']),
+      });
     });
   });
   after(async () => {
@@ -52,7 +58,9 @@ describe('playground under a rate limit', { skip: missing }, () => {
   it('shows the requests left, and on 429 waits for the window to end, then sends the newest text once', async () => {
     await loadWithKey(page, service.url, TEST_KEY);
     // The first answer and the fonts list have used two of the window's four requests.
-    await page.waitForFunction(() => /^\d of 4 requests left, resets in \d+ s$/.test(document.querySelector('[data-testid="remaining"]')?.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /^\d of 4 requests left, resets in \d+ s$/.test(document.querySelector('[data-testid="remaining"]')?.textContent ?? ''),
+    );
 
     let edit = 0;
     while (!answers.some((a) => a.status === 429)) {
@@ -67,7 +75,9 @@ describe('playground under a rate limit', { skip: missing }, () => {
     const before = await previewCanvases(page);
     const sentAt429 = sent.length;
 
-    await page.waitForFunction(() => /^Rate limit reached: the preview waits \d+ s, then updates\.$/.test(document.getElementById('status')?.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /^Rate limit reached: the preview waits \d+ s, then updates\.$/.test(document.getElementById('status')?.textContent ?? ''),
+    );
     assert.match((await page.getByTestId('remaining').textContent()) ?? '', /^0 of 4 requests left, resets in \d+ s$/);
     assert.equal(await page.getByTestId('error').textContent(), '', 'waiting is not an error');
 

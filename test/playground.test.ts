@@ -81,7 +81,12 @@ describe('playground', { skip: missing }, () => {
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
     const csp = res.headers.get('content-security-policy') ?? '';
-    const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name!, values]));
+    const directives = new Map(
+      csp
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .map(([name, ...values]) => [name!, values]),
+    );
     assert.deepEqual(directives.get('default-src'), ["'none'"]);
     assert.deepEqual(directives.get('script-src'), ["'self'"]);
     assert.deepEqual(directives.get('style-src'), ["'self'"]);
@@ -111,10 +116,14 @@ describe('playground', { skip: missing }, () => {
     const missingFile = await fetch(`${service.url}/playground/nothing-here.js`);
     assert.equal(missingFile.status, 404);
     assert.deepEqual(await missingFile.json(), { error: 'Not found' });
-    for (const path of ['/playground/examples/../../package.json', '/playground/%2e%2e/%2e%2e/package.json', '/playground/assets/..%2f..%2fsrc/main.js']) {
-      const escape = await fetch(`${service.url}${path}`);
-      assert.ok(escape.status === 403 || escape.status === 404, `${path}: ${escape.status}`);
-      assert.doesNotMatch(await escape.text(), /"dependencies"|import /);
+    for (const path of [
+      '/playground/examples/../../package.json',
+      '/playground/%2e%2e/%2e%2e/package.json',
+      '/playground/assets/..%2f..%2fsrc/main.js',
+    ]) {
+      const escaping = await fetch(`${service.url}${path}`);
+      assert.ok(escaping.status === 403 || escaping.status === 404, `${path}: ${escaping.status}`);
+      assert.doesNotMatch(await escaping.text(), /"dependencies"|import /);
     }
   });
 
@@ -133,11 +142,14 @@ describe('playground', { skip: missing }, () => {
     assert.equal(await errorText(page), '');
     assert.match((await page.getByTestId('remaining').textContent()) ?? '', /^\d+ of 1000 requests left, resets in \d+ s$/);
 
-    const stored = await page.evaluate((name) => ({
-      session: sessionStorage.getItem(name),
-      local: localStorage.length,
-      cookie: document.cookie,
-    }), KEY_STORAGE);
+    const stored = await page.evaluate(
+      (name) => ({
+        session: sessionStorage.getItem(name),
+        local: localStorage.length,
+        cookie: document.cookie,
+      }),
+      KEY_STORAGE,
+    );
     assert.deepEqual(stored, { session: TEST_KEY, local: 0, cookie: '' });
     assert.ok(!page.url().includes(TEST_KEY));
     for (const url of requestUrls) assert.ok(!url.includes(TEST_KEY), `the key is in no URL: ${url}`);
@@ -181,7 +193,7 @@ describe('playground', { skip: missing }, () => {
     assert.equal(await page.locator('#warnings').isHidden(), true);
   });
 
-  it('shows the data editor\'s own JSON errors, marked, and sends nothing until the data is fixed', async () => {
+  it("shows the data editor's own JSON errors, marked, and sends nothing until the data is fixed", async () => {
     const sent = generateBodies.length;
     const before = await previewCanvases(page);
     await replaceLine(page, 'data-editor', 2, '  "report_title": oops,');
@@ -262,7 +274,15 @@ describe('playground', { skip: missing }, () => {
     assert.match((await editorLines(page, 'template-editor'))[0] ?? '', /^\/\/ Business letter template/);
     assert.match((await editorLines(page, 'data-editor')).join('\n'), /"salutation"/);
     assert.equal(letter.pages, 1);
-    assert.deepEqual(await page.getByTestId('assets').locator('li').allInnerTexts().then((items: string[]) => items.map((t) => t.split(/\s/)[0])), ['letterhead.svg'], 'the letter brings its logo');
+    assert.deepEqual(
+      await page
+        .getByTestId('assets')
+        .locator('li')
+        .allInnerTexts()
+        .then((items: string[]) => items.map((t) => t.split(/\s/)[0])),
+      ['letterhead.svg'],
+      'the letter brings its logo',
+    );
     assert.equal(await errorText(page), '');
   });
 
@@ -280,7 +300,12 @@ describe('playground', { skip: missing }, () => {
   });
 
   it('zooms the preview', async () => {
-    const canvasWidth = () => page.getByTestId('preview').locator('canvas').first().evaluate((c: any) => c.style.width as string);
+    const canvasWidth = () =>
+      page
+        .getByTestId('preview')
+        .locator('canvas')
+        .first()
+        .evaluate((c: any) => c.style.width as string);
     let revision = await previewRevision(page);
     await page.getByLabel('Zoom', { exact: true }).selectOption('2');
     await waitForPreview(page, revision);
@@ -328,13 +353,29 @@ describe('playground', { skip: missing }, () => {
       reached.push(
         await page.evaluate(() => {
           const el = document.activeElement;
-          return el.closest('[data-testid]')?.dataset.testid === 'template-editor' || el.closest('[data-testid]')?.dataset.testid === 'data-editor'
+          return el.closest('[data-testid]')?.dataset.testid === 'template-editor' ||
+            el.closest('[data-testid]')?.dataset.testid === 'data-editor'
             ? el.closest('[data-testid]').dataset.testid
-            : el.dataset?.testid ?? (el.id || el.className || el.tagName);
+            : (el.dataset?.testid ?? (el.id || el.className || el.tagName));
         }),
       );
     }
-    for (const stop of ['example', 'api-key', 'forget-key', 'download', 'copy-curl', 'template-editor', 'data-editor', 'choose-assets', 'font-select', 'insert-font', 'zoom-out', 'zoom', 'zoom-in', 'preview']) {
+    for (const stop of [
+      'example',
+      'api-key',
+      'forget-key',
+      'download',
+      'copy-curl',
+      'template-editor',
+      'data-editor',
+      'choose-assets',
+      'font-select',
+      'insert-font',
+      'zoom-out',
+      'zoom',
+      'zoom-in',
+      'preview',
+    ]) {
       assert.ok(reached.includes(stop), `Tab reaches ${stop}: ${reached.join(', ')}`);
     }
     assert.ok(reached.indexOf('data-editor') > reached.indexOf('template-editor'), 'Tab leaves the template editor');

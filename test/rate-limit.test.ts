@@ -102,7 +102,10 @@ describe('two instances sharing one Redis', () => {
     assert.equal(limited.length, 10);
     // Each success took its own place in the shared budget: remaining 99 down to 0, each once.
     const remaining = ok.map((r) => rateLimitHeaders(r as unknown as Response).remaining).sort((x, y) => x - y);
-    assert.deepEqual(remaining, Array.from({ length: 100 }, (_, i) => i));
+    assert.deepEqual(
+      remaining,
+      Array.from({ length: 100 }, (_, i) => i),
+    );
     for (const r of results) assertHeaders(r, 100, `status ${r.status}`);
     for (const r of limited) {
       assert.deepEqual(r.body, { error: 'Rate limit exceeded' });
@@ -281,8 +284,14 @@ describe('the window boundary', () => {
         if (redis) await waitShared(service, true);
         const answers: Response[] = [];
         for (let i = 0; i < 4; i++) answers.push(await generate(service, NOT_COMPILED));
-        assert.deepEqual(answers.map((r) => r.status), [400, 400, 400, 429]);
-        assert.deepEqual(answers.map((r) => rateLimitHeaders(r).remaining), [2, 1, 0, 0]);
+        assert.deepEqual(
+          answers.map((r) => r.status),
+          [400, 400, 400, 429],
+        );
+        assert.deepEqual(
+          answers.map((r) => rateLimitHeaders(r).remaining),
+          [2, 1, 0, 0],
+        );
         const reset = rateLimitHeaders(answers[3]!).reset;
         assert.equal(new Set(answers.map((r) => rateLimitHeaders(r).reset)).size, 1, 'one window, one reset time');
         assert.ok(reset * 1000 - Date.now() <= 2600, 'the window is the configured 1.5 s, rounded up to a second');
@@ -314,14 +323,15 @@ describe('client addresses', () => {
       assert.deepEqual([await remainingFor(direct, '203.0.113.1'), await remainingFor(direct, '203.0.113.2')], [9, 8]);
       // Behind a trusted proxy, each forwarded client has its own count.
       assert.deepEqual(
-        [await remainingFor(proxied, '203.0.113.1'), await remainingFor(proxied, '203.0.113.2'), await remainingFor(proxied, '203.0.113.1')],
+        [
+          await remainingFor(proxied, '203.0.113.1'),
+          await remainingFor(proxied, '203.0.113.2'),
+          await remainingFor(proxied, '203.0.113.1'),
+        ],
         [9, 9, 8],
       );
       // IPv6 clients are counted per /64 network.
-      assert.deepEqual(
-        [await remainingFor(proxied, '2001:db8:1:2::1'), await remainingFor(proxied, '2001:db8:1:2:ffff::9')],
-        [9, 8],
-      );
+      assert.deepEqual([await remainingFor(proxied, '2001:db8:1:2::1'), await remainingFor(proxied, '2001:db8:1:2:ffff::9')], [9, 8]);
     } finally {
       await Promise.all([direct.stop(), proxied.stop()]);
     }
@@ -356,8 +366,14 @@ describe('Redis outage', () => {
     // Fail open: every request is answered, each instance counting on its own from zero.
     const downA = [];
     for (let i = 0; i < 12; i++) downA.push(await remainingOf(a));
-    assert.deepEqual(downA.map((r) => r.status), [...Array(10).fill(400), 429, 429]);
-    assert.deepEqual(downA.slice(0, 3).map((r) => r.remaining), [9, 8, 7]);
+    assert.deepEqual(
+      downA.map((r) => r.status),
+      [...Array(10).fill(400), 429, 429],
+    );
+    assert.deepEqual(
+      downA.slice(0, 3).map((r) => r.remaining),
+      [9, 8, 7],
+    );
     const downB = await remainingOf(b);
     assert.deepEqual(downB, { status: 400, remaining: 9 });
     const ready = await fetch(`${a.url}/readyz`);

@@ -40,12 +40,21 @@ describe('request content in memory', () => {
     };
     const assets = {
       'note.txt': Buffer.from(`Note ${markers.asset}`).toString('base64'),
-      'img/seal.svg': Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="80" height="20"><desc>${markers.svgAsset}</desc><rect width="80" height="20"/></svg>`).toString('base64'),
+      'img/seal.svg': Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="80" height="20"><desc>${markers.svgAsset}</desc><rect width="80" height="20"/></svg>`,
+      ).toString('base64'),
     };
     // Assets travel base64-encoded: their encoded form is a marker too.
     const encoded = { assetBase64: assets['note.txt'], svgAssetBase64: assets['img/seal.svg'] };
     const requests = [
-      { body: { data: { secret: markers.okData }, template: `= Report\n#data.secret and ${markers.okTemplate}\n#read("note.txt") #image("img/seal.svg")`, assets }, status: 200 },
+      {
+        body: {
+          data: { secret: markers.okData },
+          template: `= Report\n#data.secret and ${markers.okTemplate}\n#read("note.txt") #image("img/seal.svg")`,
+          assets,
+        },
+        status: 200,
+      },
       { body: { data: { secret: markers.syntaxData }, template: `${markers.syntaxTemplate}\n#let x = (` }, status: 400 },
       { body: { data: { secret: markers.evalData }, template: `#data.secret\n#${markers.evalTemplate}` }, status: 400 },
     ];

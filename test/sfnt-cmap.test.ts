@@ -17,7 +17,7 @@ import {
   softHyphenSharesHyphenGlyph,
   unmapSharedSoftHyphen,
 } from '../src/render/fonts/sfnt-cmap.js';
-import { getTable, verifyChecksums } from '../src/render/fonts/sfnt-name.js';
+import { getTable, verifyChecksums } from '../src/render/fonts/sfnt-tables.js';
 import { parsePdf } from './support/pdf.js';
 import { generate, startService, type Service } from './support/service.js';
 

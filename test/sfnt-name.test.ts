@@ -2,15 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, test } from 'node:test';
-import {
-  decodeName,
-  getFamilyName,
-  getName,
-  getTable,
-  readNameRecords,
-  renameFamily,
-  verifyChecksums,
-} from '../src/render/fonts/sfnt-name.js';
+import { decodeName, getFamilyName, getName, readNameRecords, renameFamily } from '../src/render/fonts/sfnt-name.js';
+import { getTable, verifyChecksums } from '../src/render/fonts/sfnt-tables.js';
 
 const require = createRequire(import.meta.url);
 
@@ -31,7 +24,7 @@ function nameTable(records: Rec[]): Buffer {
   records.forEach(([p, e, l, id, text], i) => {
     const bytes = p === 1 ? Buffer.from(text, 'latin1') : utf16be(text);
     const at = 6 + i * 12;
-    [p, e, l, id, bytes.length, offset].forEach((v, j) => header.writeUInt16BE(v, at + j * 2));
+    for (const [j, v] of [p, e, l, id, bytes.length, offset].entries()) header.writeUInt16BE(v, at + j * 2);
     strings.push(bytes);
     offset += bytes.length;
   });
@@ -128,8 +121,7 @@ describe('sfnt name rewriter', () => {
     assert.equal(getName(renamed, 6), 'Arimo-Bold');
     assert.equal(getFamilyName(font), 'Arimo', 'original untouched');
 
-    const tags = (f: Buffer) =>
-      Array.from({ length: f.readUInt16BE(4) }, (_, i) => f.toString('latin1', 12 + i * 16, 16 + i * 16));
+    const tags = (f: Buffer) => Array.from({ length: f.readUInt16BE(4) }, (_, i) => f.toString('latin1', 12 + i * 16, 16 + i * 16));
     assert.deepEqual(tags(renamed), tags(font));
     for (const tag of tags(font)) {
       const a = getTable(font, tag)!;

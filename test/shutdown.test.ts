@@ -49,7 +49,7 @@ class ResponseReader {
   constructor(socket: Socket) {
     socket.on('data', (chunk: Buffer) => {
       this.buffer = Buffer.concat([this.buffer, chunk]);
-      this.waiting.splice(0).forEach((wake) => wake());
+      for (const wake of this.waiting.splice(0)) wake();
     });
   }
   async next(): Promise<RawResponse> {
@@ -57,7 +57,9 @@ class ResponseReader {
       const end = this.buffer.indexOf('\r\n\r\n');
       if (end >= 0) {
         const [statusLine, ...lines] = this.buffer.subarray(0, end).toString('latin1').split('\r\n');
-        const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+        const headers = Object.fromEntries(
+          lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+        );
         const length = Number(headers['content-length']);
         if (this.buffer.length >= end + 4 + length) {
           const body = Buffer.from(this.buffer.subarray(end + 4, end + 4 + length));
@@ -89,7 +91,7 @@ describe('graceful shutdown', () => {
   it('on SIGTERM finishes the compiles in flight, answers 503 meanwhile, exits 0 and leaves no worker', async () => {
     const service = await startService({ WORKERS: '2' });
     const workers = service.workerPids();
-    assert.ok(workers.length >= 2, "two workers (and a spare)");
+    assert.ok(workers.length >= 2, 'two workers (and a spare)');
     const exited = once(service.process, 'exit');
     // Two connections, each busy with a slow compile (an idle connection is closed at shutdown).
     const sockets = [await openSocket(service), await openSocket(service)];
@@ -192,7 +194,7 @@ describe('a server killed outright', () => {
   it('leaves no worker behind, busy in a compile or idle', async () => {
     const service = await startService({ WORKERS: '2' });
     const workers = service.workerPids();
-    assert.ok(workers.length >= 2, "two workers (and a spare)");
+    assert.ok(workers.length >= 2, 'two workers (and a spare)');
     const runaway = generate(service, { data: {}, template: RUNAWAY }).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 500));
     await service.stop('SIGKILL');

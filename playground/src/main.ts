@@ -137,7 +137,12 @@ function parseData(text: string): { value: Record<string, unknown> } | { problem
     const message = (error as Error).message;
     const place = jsonErrorPlace(message, text);
     return {
-      problem: { severity: 'error', line: place?.line ?? 1, column: place?.column ?? null, message: `The data is not valid JSON: ${message}` },
+      problem: {
+        severity: 'error',
+        line: place?.line ?? 1,
+        column: place?.column ?? null,
+        message: `The data is not valid JSON: ${message}`,
+      },
     };
   }
 }
@@ -363,7 +368,7 @@ exampleSelect.replaceChildren(
 
 async function openExample(example: Example, files = loadExample(example)): Promise<void> {
   exampleSelect.value = example.id;
-  let loaded;
+  let loaded: Awaited<typeof files>;
   try {
     loaded = await files;
   } catch (error) {

@@ -46,7 +46,21 @@ interface TypstState {
   heading: boolean;
 }
 
-const STATEMENTS = new Set(['let', 'set', 'show', 'if', 'else', 'for', 'while', 'import', 'include', 'return', 'context', 'break', 'continue']);
+const STATEMENTS = new Set([
+  'let',
+  'set',
+  'show',
+  'if',
+  'else',
+  'for',
+  'while',
+  'import',
+  'include',
+  'return',
+  'context',
+  'break',
+  'continue',
+]);
 const KEYWORDS = new Set([...STATEMENTS, 'in', 'not', 'and', 'or', 'as']);
 const ATOMS = new Set(['none', 'auto', 'true', 'false']);
 const IDENT = /^[\p{L}_][\p{L}\p{N}_-]*/u;
@@ -159,7 +173,9 @@ function hash(stream: StringStream, state: TypstState): string {
 }
 
 function styled(state: TypstState, base: string | null): string | null {
-  const names = [base, state.heading ? 'heading' : null, state.strong ? 'strong' : null, state.emphasis ? 'emphasis' : null].filter(Boolean);
+  const names = [base, state.heading ? 'heading' : null, state.strong ? 'strong' : null, state.emphasis ? 'emphasis' : null].filter(
+    Boolean,
+  );
   return names.length > 0 ? names.join(' ') : null;
 }
 
@@ -313,7 +329,15 @@ function math(stream: StringStream, state: TypstState): string | null {
 
 export const typstLanguage = StreamLanguage.define<TypstState>({
   name: 'typst',
-  startState: () => ({ stack: [{ mode: 'markup', close: null }], comment: 0, fence: 0, field: false, strong: false, emphasis: false, heading: false }),
+  startState: () => ({
+    stack: [{ mode: 'markup', close: null }],
+    comment: 0,
+    fence: 0,
+    field: false,
+    strong: false,
+    emphasis: false,
+    heading: false,
+  }),
   copyState: (state) => ({ ...state, stack: state.stack.map((frame) => ({ ...frame })) }),
   token(stream, state) {
     if (state.comment > 0) return blockComment(stream, state);

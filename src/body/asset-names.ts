@@ -25,7 +25,10 @@ export function nameProblem(bytes: Uint8Array): string | null {
     if (b === SLASH) {
       const length = i - segmentStart;
       if (length === 0) return 'name has an empty path segment';
-      if ((length === 1 && bytes[segmentStart] === DOT) || (length === 2 && bytes[segmentStart] === DOT && bytes[segmentStart + 1] === DOT)) {
+      if (
+        (length === 1 && bytes[segmentStart] === DOT) ||
+        (length === 2 && bytes[segmentStart] === DOT && bytes[segmentStart + 1] === DOT)
+      ) {
         return 'name must not have a "." or ".." path segment';
       }
       segmentStart = i + 1;

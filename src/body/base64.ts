@@ -18,12 +18,19 @@ const EQUALS = 0x3d;
 
 /** Value of each base64 character; -1 for others, -2 for ASCII whitespace. */
 const VALUES = new Int8Array(256).fill(-1);
-'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.split('').forEach((c, i) => (VALUES[c.charCodeAt(0)] = i));
+for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) VALUES[c.charCodeAt(0)] = i;
 for (const b of [0x09, 0x0a, 0x0c, 0x0d, 0x20]) VALUES[b] = -2;
 
 /** `data:` (any case) at the start of `bytes`. */
 function isDataUrl(bytes: Uint8Array): boolean {
-  return bytes.length >= 5 && (bytes[0]! | 0x20) === 0x64 && (bytes[1]! | 0x20) === 0x61 && (bytes[2]! | 0x20) === 0x74 && (bytes[3]! | 0x20) === 0x61 && bytes[4] === 0x3a;
+  return (
+    bytes.length >= 5 &&
+    (bytes[0]! | 0x20) === 0x64 &&
+    (bytes[1]! | 0x20) === 0x61 &&
+    (bytes[2]! | 0x20) === 0x74 &&
+    (bytes[3]! | 0x20) === 0x61 &&
+    bytes[4] === 0x3a
+  );
 }
 
 /** Where a `data:` URL's payload starts, or -1 if its header does not end with `;base64`. */

@@ -320,7 +320,15 @@ function fieldOf(body: Uint8Array, start: number, end: number): FieldName | unde
 
 const kindAt = (body: Uint8Array, at: number): Kind => {
   const b = body[at];
-  return b === OPEN_OBJECT ? 'object' : b === OPEN_ARRAY ? 'array' : b === QUOTE ? 'string' : b === 0x2d || (b! >= 0x30 && b! <= 0x39) ? 'number' : 'literal';
+  return b === OPEN_OBJECT
+    ? 'object'
+    : b === OPEN_ARRAY
+      ? 'array'
+      : b === QUOTE
+        ? 'string'
+        : b === 0x2d || (b! >= 0x30 && b! <= 0x39)
+          ? 'number'
+          : 'literal';
 };
 
 /** The entries of the object at `at` (the `assets` value), each value checked as it is skipped. */
@@ -419,9 +427,9 @@ function templatePlace(body: Uint8Array, range: Range, at: number): { line: numb
     let char = body[i]!;
     let width = 1;
     if (char === BACKSLASH) {
-      const escape = body[i + 1]!;
-      width = escape === 0x75 ? 6 : 2;
-      char = escape === 0x6e ? 0x0a : escape === 0x72 ? 0x0d : escape === 0x75 ? hex4(body, i + 2) : escape;
+      const escaped = body[i + 1]!;
+      width = escaped === 0x75 ? 6 : 2;
+      char = escaped === 0x6e ? 0x0a : escaped === 0x72 ? 0x0d : escaped === 0x75 ? hex4(body, i + 2) : escaped;
       // A surrogate pair is one character.
       if (char >= 0xd800 && char <= 0xdbff && body[i + 6] === BACKSLASH && body[i + 7] === 0x75) {
         const low = hex4(body, i + 8);
@@ -512,12 +520,15 @@ export function checkBody(body: Uint8Array): BodyCheck {
   if (template.kind !== 'string') return message('Field "template" must be a string of Typst markup');
   if (template.loneSurrogate !== undefined) {
     const { line, column } = templatePlace(body, template.value, template.loneSurrogate);
-    const unit = hex4(body, template.loneSurrogate + 2).toString(16).toUpperCase();
+    const unit = hex4(body, template.loneSurrogate + 2)
+      .toString(16)
+      .toUpperCase();
     return message(
       `Field "template" contains an unpaired surrogate escape (\\u${unit}) on line ${line}, column ${column} of the template: Typst text must be valid Unicode`,
     );
   }
-  if (data.hasLoneSurrogate) return message('Field "data" contains an unpaired surrogate escape (\\uD800 to \\uDFFF alone): Typst cannot read it');
+  if (data.hasLoneSurrogate)
+    return message('Field "data" contains an unpaired surrogate escape (\\uD800 to \\uDFFF alone): Typst cannot read it');
   let checkedAssets: AssetEntry[] = [];
   if (assets && !(assets.kind === 'literal' && body[assets.value.start] === 0x6e)) {
     if (assets.kind !== 'object') return message('Field "assets" must be a JSON object mapping file names to base64 contents');

@@ -15,7 +15,7 @@ import { ownedBuffer } from './owned-buffer.js';
 const BACKSLASH = 0x5c;
 
 /** Simple escapes: `\"` `\\` `\/` `\b` `\f` `\n` `\r` `\t`. */
-const SIMPLE: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 0x08, 0x66: 0x0c, 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09 };
+const SIMPLE: Record<number, number> = { 34: 0x22, 92: 0x5c, 47: 0x2f, 98: 0x08, 102: 0x0c, 110: 0x0a, 114: 0x0d, 116: 0x09 };
 
 function hex4(body: Uint8Array, at: number): number {
   let value = 0;
@@ -44,9 +44,9 @@ export function unescapeJsonString(body: Uint8Array, range: Range): Buffer {
       i++;
       continue;
     }
-    const escape = body[i + 1]!;
-    if (escape !== 0x75) {
-      out[o++] = SIMPLE[escape]!;
+    const escaped = body[i + 1]!;
+    if (escaped !== 0x75) {
+      out[o++] = SIMPLE[escaped]!;
       i += 2;
       continue;
     }

@@ -72,7 +72,10 @@ export function errorHandler(compileTimeoutMs: number) {
     const answer = toHttpError(error, compileTimeoutMs);
     if (error instanceof PoolUnavailableError) request.unavailable = error.reason;
     if (answer.statusCode >= 500) {
-      request.log.warn({ errorKind: (error as Error)?.name, code: (error as FastifyError)?.code, reason: request.unavailable }, 'request failed');
+      request.log.warn(
+        { errorKind: (error as Error)?.name, code: (error as FastifyError)?.code, reason: request.unavailable },
+        'request failed',
+      );
     }
     return sendError(reply, answer);
   };

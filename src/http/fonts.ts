@@ -3,7 +3,7 @@
  * and which names are aliases of which font, as the workers loaded them.
  */
 import type { FastifyInstance } from 'fastify';
-import type { FontFamilyInfo } from '../render/fonts/catalog.js';
+import type { FontFamilyInfo } from '../render/fonts/types.js';
 
 export interface FontSource {
   fonts(): FontFamilyInfo[];

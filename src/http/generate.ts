@@ -27,7 +27,11 @@ export const generateBodySchema = {
         'Names: segments of `A-Za-z0-9._-` joined by `/`, no `.` or `..` segment, no leading `/`, at most 255 characters; at most 1,000 entries. ' +
         'Values: base64 (standard alphabet; padding and ASCII whitespace tolerated) or a `data:<type>;base64,` URL. They count toward the 10 MB body limit.',
       maxProperties: 1000,
-      propertyNames: { type: 'string', maxLength: 255, pattern: '^(?!\\.{1,2}(/|$))(?!.*/\\.{1,2}(/|$))[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$' },
+      propertyNames: {
+        type: 'string',
+        maxLength: 255,
+        pattern: '^(?!\\.{1,2}(/|$))(?!.*/\\.{1,2}(/|$))[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$',
+      },
       additionalProperties: { type: 'string', description: 'base64, or data:<type>;base64,<base64>' },
       examples: [{ 'logo.png': 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==' }],
     },

@@ -43,7 +43,10 @@ function parseEntry(line: string, index: number, source: string): Entry {
     const [key, value] = option.split('=', 2);
     if (key === 'name' && value && /^[\w.-]{1,64}$/.test(value)) entry.name = value;
     else if (key === 'limit' && value && /^\d+$/.test(value) && Number(value) > 0) entry.limit = Number(value);
-    else throw new ConfigError(`${source}: entry ${index + 1} has an invalid option "${key}" (expected name=<word> or limit=<positive number>)`);
+    else
+      throw new ConfigError(
+        `${source}: entry ${index + 1} has an invalid option "${key}" (expected name=<word> or limit=<positive number>)`,
+      );
   }
   return entry;
 }
@@ -59,7 +62,9 @@ export class KeyStore {
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean)
-        .forEach((line) => entries.push(parseEntry(line, entries.length, 'API_KEYS')));
+        .forEach((line) => {
+          entries.push(parseEntry(line, entries.length, 'API_KEYS'));
+        });
     }
     if (apiKeysFile) {
       let text: string;
@@ -72,7 +77,9 @@ export class KeyStore {
         .split('\n')
         .map((s) => s.replace(/#.*$/, '').trim())
         .filter(Boolean)
-        .forEach((line) => entries.push(parseEntry(line, entries.length, 'API_KEYS_FILE')));
+        .forEach((line) => {
+          entries.push(parseEntry(line, entries.length, 'API_KEYS_FILE'));
+        });
     }
     return new KeyStore(entries);
   }

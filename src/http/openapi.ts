@@ -81,7 +81,9 @@ export function openApiDocument(options: OpenApiOptions): Json {
             },
             content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
           },
-          '400': errorResponse('The body is not a JSON object with `data` (object) and `template` (string), or the template does not compile.'),
+          '400': errorResponse(
+            'The body is not a JSON object with `data` (object) and `template` (string), or the template does not compile.',
+          ),
           '413': errorResponse('The body exceeds 10 × 1024 × 1024 bytes.'),
           '415': errorResponse('`Content-Type` is not `application/json`.'),
           '422': errorResponse('The compile exceeded the time or memory limit and was stopped.'),

@@ -49,7 +49,9 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
   app.addHook('onRequest', async (request) => {
     if (!COUNTED.test(request.url)) return;
     const key = identify(request, options.keys);
-    const subject = key ? { bucket: key.bucket, limit: key.limit ?? options.limit } : { bucket: `addr:${clientBucket(request.ip)}`, limit: options.limit };
+    const subject = key
+      ? { bucket: key.bucket, limit: key.limit ?? options.limit }
+      : { bucket: `addr:${clientBucket(request.ip)}`, limit: options.limit };
     const count = await counter.count(request, subject);
     request.rateLimitUsage = {
       limit: subject.limit,

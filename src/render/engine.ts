@@ -21,7 +21,7 @@ import { unescapeJsonString } from '../body/json-string.js';
 import { toFailure, type Positioning, type RawDiagnostic } from './diagnostics.js';
 import { FamilyNames, placeOf, unknownFontWarnings } from './fonts/warnings.js';
 import { inlineLinkedAssets, isSvg } from './svg-links.js';
-import type { FontCatalog } from './fonts/catalog.js';
+import type { FontCatalog } from './fonts/types.js';
 import type { TemplateFailure, Warning } from './protocol.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
@@ -180,7 +180,9 @@ export class TypstEngine {
     const result = this.compiler.compile({ mainFilePath: this.mainFile });
     const diagnostics = result.takeDiagnostics();
     const raw: RawDiagnostic[] = diagnostics ? this.compiler.fetchDiagnostics(diagnostics) : [];
-    return toFailure(raw, this.hasSyntaxErrors(source), this.positioning, (d) => (d.range ? quotedPath(source, d.range, PREFIX_LINES) : undefined));
+    return toFailure(raw, this.hasSyntaxErrors(source), this.positioning, (d) =>
+      d.range ? quotedPath(source, d.range, PREFIX_LINES) : undefined,
+    );
   }
 
   /**
@@ -207,7 +209,10 @@ export class TypstEngine {
     const message = failure.message.replace(/at line (\d+) column (\d+)/, (_all, line: string, column: string) => {
       const start = placeOf(body, layout.data.start);
       const inData = { line: Number(line), column: Number(column) };
-      const inBody = inData.line === 1 ? { line: start.line, column: start.column + inData.column - 1 } : { line: start.line + inData.line - 1, column: inData.column };
+      const inBody =
+        inData.line === 1
+          ? { line: start.line, column: start.column + inData.column - 1 }
+          : { line: start.line + inData.line - 1, column: inData.column };
       return `at line ${inBody.line} column ${inBody.column} of the request body`;
     });
     return { ...failure, message };

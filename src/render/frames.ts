@@ -49,7 +49,13 @@ function writeFrame(socket: Socket, frameHead: Buffer, payload: Uint8Array | und
   socket.uncork();
 }
 
-export function writeJob(socket: Socket, id: number, body: Uint8Array, layout: BodyLayout, onWritten?: (error?: Error | null) => void): void {
+export function writeJob(
+  socket: Socket,
+  id: number,
+  body: Uint8Array,
+  layout: BodyLayout,
+  onWritten?: (error?: Error | null) => void,
+): void {
   const ranges = [layout.data, layout.template, ...layout.assets.flatMap((a) => [a.name, a.value])];
   const frameHead = head(FrameType.Job, id, 4 + ranges.length * 8, body.length);
   let at = LENGTH_BYTES + TAG_BYTES;
@@ -72,7 +78,14 @@ export interface JobReport {
   residentBytes: number;
 }
 
-export function writeDone(socket: Socket, id: number, report: JobReport, warnings: Buffer, pdf: Uint8Array, onWritten: (error?: Error | null) => void): void {
+export function writeDone(
+  socket: Socket,
+  id: number,
+  report: JobReport,
+  warnings: Buffer,
+  pdf: Uint8Array,
+  onWritten: (error?: Error | null) => void,
+): void {
   const frameHead = head(FrameType.Done, id, 20 + warnings.length, pdf.length);
   frameHead.writeDoubleLE(report.compileMs, 9);
   frameHead.writeDoubleLE(report.residentBytes, 17);
@@ -81,7 +94,14 @@ export function writeDone(socket: Socket, id: number, report: JobReport, warning
   writeFrame(socket, frameHead, pdf, onWritten);
 }
 
-export function writeFailed(socket: Socket, id: number, report: JobReport, status: number, errorBody: Uint8Array, onWritten: (error?: Error | null) => void): void {
+export function writeFailed(
+  socket: Socket,
+  id: number,
+  report: JobReport,
+  status: number,
+  errorBody: Uint8Array,
+  onWritten: (error?: Error | null) => void,
+): void {
   const frameHead = head(FrameType.Failed, id, 18, errorBody.length);
   frameHead.writeDoubleLE(report.compileMs, 9);
   frameHead.writeDoubleLE(report.residentBytes, 17);

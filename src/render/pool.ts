@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import type { BodyLayout } from '../body/json-check.js';
 import type { EngineOptions } from './engine.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from './errors.js';
-import type { FontFamilyInfo } from './fonts/catalog.js';
+import type { FontFamilyInfo } from './fonts/types.js';
 import { FrameReader, FrameType, readOutcome, writeJob, type Frame } from './frames.js';
 import { JobQueue, release, type Waiting } from './job-queue.js';
 import { residentBytes, watchAllocationFailure } from './memory-watch.js';
@@ -265,7 +265,10 @@ export class RenderPool extends EventEmitter {
       if (running?.id === frame.id) running.started = true;
       return;
     }
-    if (frame.type === FrameType.Done || frame.type === FrameType.Failed) return this.finish(slot, frame);
+    if (frame.type === FrameType.Done || frame.type === FrameType.Failed) {
+      this.finish(slot, frame);
+      return;
+    }
     frame.bytes.fill(0);
   }
 
@@ -322,8 +325,7 @@ export class RenderPool extends EventEmitter {
   }
 
   private dispatch(): void {
-    let slot: Slot | undefined;
-    while (this.queue.length > 0 && (slot = this.idleSlot())) {
+    for (let slot = this.idleSlot(); slot && this.queue.length > 0; slot = this.idleSlot()) {
       this.run(slot, this.queue.take()!);
     }
   }
@@ -367,7 +369,13 @@ export class RenderPool extends EventEmitter {
       const warnings = outcome.warnings.length > 0 ? outcome.warnings.toString('latin1') : undefined;
       running.resolve({ kind: 'pdf', pdf: outcome.pdf, warnings, compileMs: outcome.compileMs, frame: frame.bytes });
     } else {
-      running.resolve({ kind: 'failed', status: outcome.status, errorBody: outcome.errorBody, compileMs: outcome.compileMs, frame: frame.bytes });
+      running.resolve({
+        kind: 'failed',
+        status: outcome.status,
+        errorBody: outcome.errorBody,
+        compileMs: outcome.compileMs,
+        frame: frame.bytes,
+      });
     }
     if (this.options.maxJobsPerWorker > 0 && slot.jobs >= this.options.maxJobsPerWorker) {
       this.kill(slot, 'recycle');

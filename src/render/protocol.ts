@@ -24,6 +24,4 @@ export type TemplateFailure =
     }
   | { kind: 'data'; message: string };
 
-export type ControlMessage =
-  | { type: 'ready' }
-  | { type: 'fatal'; message: string };
+export type ControlMessage = { type: 'ready' } | { type: 'fatal'; message: string };

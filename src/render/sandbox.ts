@@ -28,7 +28,7 @@ export interface Sandbox {
  */
 export function createSandbox(packagePath: string | undefined): Sandbox {
   let dataHome = join(VIRTUAL_ROOT, 'data');
-  let dispose = () => undefined as void;
+  let dispose = (): void => undefined;
   if (packagePath) {
     const dir = mkdtempSync(join(tmpdir(), 'typst-pdf-packages-'));
     mkdirSync(join(dir, 'typst'));

@@ -28,7 +28,12 @@ export const COMPUTE_CASES: HostileCase[] = [
     status: 400,
     error: /^Typst error on line 2, column \d+: loop seems to be infinite/,
   },
-  { name: 'endless for loop (10^10 iterations)', template: '#for i in range(100000) { for j in range(100000) { } }', status: 422, error: TIMEOUT },
+  {
+    name: 'endless for loop (10^10 iterations)',
+    template: '#for i in range(100000) { for j in range(100000) { } }',
+    status: 422,
+    error: TIMEOUT,
+  },
   { name: 'deep recursion', template: '#let f(n) = f(n + 1)\n#f(0)', status: 400, error: /maximum function call depth exceeded/ },
   {
     name: 'exponential recursion, memoized by Typst',
@@ -44,10 +49,25 @@ export const COMPUTE_CASES: HostileCase[] = [
   { name: 'range(1e9) (a float)', template: '#range(1e9).len()', status: 400, error: /expected integer, found float/ },
   { name: 'range(1000000000)', template: '#range(1000000000).len()', status: 422, error: MEMORY },
   { name: 'giant string repetition (4 × 10^9 characters)', template: '#(("x" * 1000) * 4000000).len()', status: 422, error: MEMORY },
-  { name: 'string repetition of 10^12 bytes (one failed allocation)', template: '#("x" * 1000000000000).len()', status: 422, error: MEMORY },
-  { name: 'string doubling to 2^40 characters', template: '#let s = "x"\n#for i in range(40) { s = s + s }\n#s.len()', status: 422, error: EITHER_LIMIT },
+  {
+    name: 'string repetition of 10^12 bytes (one failed allocation)',
+    template: '#("x" * 1000000000000).len()',
+    status: 422,
+    error: MEMORY,
+  },
+  {
+    name: 'string doubling to 2^40 characters',
+    template: '#let s = "x"\n#for i in range(40) { s = s + s }\n#s.len()',
+    status: 422,
+    error: EITHER_LIMIT,
+  },
   { name: 'huge array', template: '#let a = ()\n#for i in range(100000000) { a.push(i) }\n#a.len()', status: 422, error: MEMORY },
-  { name: 'huge dictionary', template: '#let d = (:)\n#for i in range(100000000) { d.insert(str(i), i) }\n#d.len()', status: 422, error: MEMORY },
+  {
+    name: 'huge dictionary',
+    template: '#let d = (:)\n#for i in range(100000000) { d.insert(str(i), i) }\n#d.len()',
+    status: 422,
+    error: MEMORY,
+  },
   { name: 'giant table (10^7 cells)', template: '#table(columns: 10, ..range(10000000).map(str))', status: 422, error: EITHER_LIMIT },
   { name: '100,000-page document (blank pages)', template: '#for i in range(100000) [#pagebreak()]', status: 200 },
   {

@@ -22,7 +22,22 @@ after(async () => {
 const literal = (s: string) => JSON.stringify(s);
 
 describe('data keys that are not Typst identifiers', () => {
-  const keys = ['first-name', '1', 'with space', 'größe', '名前', 'emoji 🎉', '', 'a.b', '#hash', '"quoted"', '\\back', 'line\nbreak', 'none', 'let'];
+  const keys = [
+    'first-name',
+    '1',
+    'with space',
+    'größe',
+    '名前',
+    'emoji 🎉',
+    '',
+    'a.b',
+    '#hash',
+    '"quoted"',
+    '\\back',
+    'line\nbreak',
+    'none',
+    'let',
+  ];
   for (const key of keys) {
     it(`data.at(${literal(key)}) reads the value`, async (t) => {
       const answer = await send(service, { data: { [key]: 'VALUE-OK' }, template: `#data.at(${literal(key)})` });

@@ -56,7 +56,11 @@ describe('URL-like paths and packages', () => {
       const answer = await send(service, { data: {}, template });
       record(t, { ...answer, error: `${template} -> ${answer.error}` });
       assert.equal(answer.status, 400, `${template} -> ${answer.status}`);
-      assert.match(answer.error!, /^Typst error on line [12], column \d+: (file not found|failed to load file|package @\S+ is not available|file is not valid utf-8)/, template);
+      assert.match(
+        answer.error!,
+        /^Typst error on line [12], column \d+: (file not found|failed to load file|package @\S+ is not available|file is not valid utf-8)/,
+        template,
+      );
       for (const path of SERVER_PATHS) assert.ok(!answer.error!.includes(path), `"${answer.error}" shows a server path`);
       await assertRecovered(service, WORKERS);
     }

@@ -98,7 +98,10 @@ describe('compiler native module missing', () => {
     });
     t.diagnostic(`exit ${run.status} in ${Date.now() - started} ms: ${run.stderr.trim().split('\n')[0]}`);
     assert.equal(run.status, 1, run.stdout + run.stderr);
-    assert.match(run.stderr, /^typst-pdf-service: Typst engine failed to start: Failed to load native binding \(.*Cannot find module '@myriaddreamin\/typst-ts-node-compiler-linux-x64-gnu'/m);
+    assert.match(
+      run.stderr,
+      /^typst-pdf-service: Typst engine failed to start: Failed to load native binding \(.*Cannot find module '@myriaddreamin\/typst-ts-node-compiler-linux-x64-gnu'/m,
+    );
     assert.ok(!run.stdout.includes('listening'), 'it did not listen');
     const left = readdirSync('/proc')
       .filter((p) => /^\d+$/.test(p))

@@ -24,7 +24,13 @@ const statuses: Record<number, number> = {};
 /** What got a 500: every one is a compiler crash worth a look. */
 const crashes: string[] = [];
 before(async () => {
-  service = await startService({ ...NO_RATE_LIMIT, WORKERS: String(WORKERS), COMPILE_TIMEOUT_MS: String(TIMEOUT_MS), MAX_WORKER_MEMORY_MB: '512', LOG_LEVEL: 'warn' });
+  service = await startService({
+    ...NO_RATE_LIMIT,
+    WORKERS: String(WORKERS),
+    COMPILE_TIMEOUT_MS: String(TIMEOUT_MS),
+    MAX_WORKER_MEMORY_MB: '512',
+    LOG_LEVEL: 'warn',
+  });
 });
 after(async () => {
   await service.stop();
@@ -40,12 +46,77 @@ function check(status: number, ms: number, what: string): void {
 
 /** Pieces of Typst, so that random templates often parse and do something. */
 const typstPiece = fc.constantFrom(
-  '#', '[', ']', '{', '}', '(', ')', ',', ':', '=', '==', '+', '*', '_', '$', '"', '\n', ' ', '\\', '//', '/*', '*/', '<', '>', '@', '.', '..',
-  'let', 'for', 'in', 'while', 'if', 'else', 'set', 'show', 'import', 'include', 'context', 'return', 'none', 'auto', 'true',
-  'data', 'data.at("x")', 'x', 'f(x)', '1', '1e9', '-1', 'range(10)', 'text', 'page', 'table', 'heading', 'pagebreak()', 'str', 'repr',
-  'calc.pow', 'image("a.png")', 'read("/etc/passwd")', '"@preview/x:0.1.0"', '=', '- ', '+ ', '/ a: b',
+  '#',
+  '[',
+  ']',
+  '{',
+  '}',
+  '(',
+  ')',
+  ',',
+  ':',
+  '=',
+  '==',
+  '+',
+  '*',
+  '_',
+  '$',
+  '"',
+  '\n',
+  ' ',
+  '\\',
+  '//',
+  '/*',
+  '*/',
+  '<',
+  '>',
+  '@',
+  '.',
+  '..',
+  'let',
+  'for',
+  'in',
+  'while',
+  'if',
+  'else',
+  'set',
+  'show',
+  'import',
+  'include',
+  'context',
+  'return',
+  'none',
+  'auto',
+  'true',
+  'data',
+  'data.at("x")',
+  'x',
+  'f(x)',
+  '1',
+  '1e9',
+  '-1',
+  'range(10)',
+  'text',
+  'page',
+  'table',
+  'heading',
+  'pagebreak()',
+  'str',
+  'repr',
+  'calc.pow',
+  'image("a.png")',
+  'read("/etc/passwd")',
+  '"@preview/x:0.1.0"',
+  '=',
+  '- ',
+  '+ ',
+  '/ a: b',
 );
-const template = fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'grapheme', maxLength: 100 }), fc.array(typstPiece, { maxLength: 40 }).map((p) => p.join('')));
+const template = fc.oneof(
+  fc.string({ maxLength: 200 }),
+  fc.string({ unit: 'grapheme', maxLength: 100 }),
+  fc.array(typstPiece, { maxLength: 40 }).map((p) => p.join('')),
+);
 const data = fc.dictionary(fc.string({ maxLength: 20 }), fc.jsonValue({ maxDepth: 4 }), { maxKeys: 10 });
 
 describe('fuzzing the request body and headers', () => {
@@ -74,11 +145,36 @@ describe('fuzzing the request body and headers', () => {
   it(`random header sets (${runs(500)} cases)`, async () => {
     const name = fc.oneof(
       fc.stringMatching(/^[a-z][a-z0-9-]{0,15}$/),
-      fc.constantFrom('content-type', 'authorization', 'accept', 'accept-encoding', 'content-encoding', 'expect', 'x-request-id', 'origin', 'cookie', 'range', 'if-none-match', 'x-forwarded-for', 'upgrade'),
+      fc.constantFrom(
+        'content-type',
+        'authorization',
+        'accept',
+        'accept-encoding',
+        'content-encoding',
+        'expect',
+        'x-request-id',
+        'origin',
+        'cookie',
+        'range',
+        'if-none-match',
+        'x-forwarded-for',
+        'upgrade',
+      ),
     );
     const value = fc.oneof(
       fc.stringMatching(/^[\x20-\x7e]{0,60}$/).map((s) => s.trim()),
-      fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', '', `Bearer ${TEST_KEY}`, 'Bearer wrong', 'gzip', '100-continue', 'websocket', 'bytes=0-10'),
+      fc.constantFrom(
+        'application/json',
+        'application/json; charset=utf-8',
+        'text/plain',
+        '',
+        `Bearer ${TEST_KEY}`,
+        'Bearer wrong',
+        'gzip',
+        '100-continue',
+        'websocket',
+        'bytes=0-10',
+      ),
     );
     const headers = fc.dictionary(name, value, { maxKeys: 8 });
     await fc.assert(
@@ -87,7 +183,10 @@ describe('fuzzing the request body and headers', () => {
         for (const k of ['host', 'content-length', 'transfer-encoding', 'connection']) delete all[k];
         if (!all.authorization) delete all.authorization;
         if (!('content-type' in h)) all['content-type'] = 'application/json';
-        const answer = await rawRequest(service, JSON.stringify({ data: { a: 1 }, template: 'x #data.a' }), { ...all, authorization: all.authorization ?? null });
+        const answer = await rawRequest(service, JSON.stringify({ data: { a: 1 }, template: 'x #data.a' }), {
+          ...all,
+          authorization: all.authorization ?? null,
+        });
         check(answer.status, answer.ms, JSON.stringify(h));
       }),
       { numRuns: runs(500) },

@@ -40,11 +40,27 @@ describe('the error contract', () => {
     await service.stop();
   });
 
-  const post = (headers: string, body = '') => `POST /v1/pdf/generate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nContent-Type: application/json\r\n${headers}\r\n${body}`;
+  const post = (headers: string, body = '') =>
+    `POST /v1/pdf/generate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nContent-Type: application/json\r\n${headers}\r\n${body}`;
   const cases: { name: string; bytes: string; status: number; error: RegExp }[] = [
-    { name: 'headers over 16 KiB', bytes: post(`X-Big: ${'a'.repeat(20_000)}\r\nContent-Length: 2\r\n`, '{}'), status: 431, error: /^Request headers too large/ },
-    { name: 'Content-Length with Transfer-Encoding', bytes: post('Content-Length: 5\r\nTransfer-Encoding: chunked\r\n', '0\r\n\r\n'), status: 400, error: /Content-Length together with Transfer-Encoding/ },
-    { name: 'two Content-Lengths', bytes: post('Content-Length: 2\r\nContent-Length: 3\r\n', '{}x'), status: 400, error: /^Malformed HTTP request/ },
+    {
+      name: 'headers over 16 KiB',
+      bytes: post(`X-Big: ${'a'.repeat(20_000)}\r\nContent-Length: 2\r\n`, '{}'),
+      status: 431,
+      error: /^Request headers too large/,
+    },
+    {
+      name: 'Content-Length with Transfer-Encoding',
+      bytes: post('Content-Length: 5\r\nTransfer-Encoding: chunked\r\n', '0\r\n\r\n'),
+      status: 400,
+      error: /Content-Length together with Transfer-Encoding/,
+    },
+    {
+      name: 'two Content-Lengths',
+      bytes: post('Content-Length: 2\r\nContent-Length: 3\r\n', '{}x'),
+      status: 400,
+      error: /^Malformed HTTP request/,
+    },
     { name: 'a negative Content-Length', bytes: post('Content-Length: -5\r\n'), status: 400, error: /^Malformed HTTP request/ },
     { name: 'a request line that is not HTTP', bytes: 'HELLO THERE\r\n\r\n', status: 400, error: /^Malformed HTTP request$/ },
     {
@@ -76,7 +92,10 @@ describe('the error contract', () => {
   }
 
   it('answers an unknown path before the body arrives, and a missing key before it is read', async () => {
-    for (const [path, key] of [['/nothing', TEST_KEY], ['/v1/pdf/generate', 'wrong-key']] as const) {
+    for (const [path, key] of [
+      ['/nothing', TEST_KEY],
+      ['/v1/pdf/generate', 'wrong-key'],
+    ] as const) {
       const status = await new Promise<number>((resolve, reject) => {
         // 10 MB declared, none of it sent: the answer cannot wait for the body.
         const req = request(`${service.url}${path}`, {
@@ -106,12 +125,18 @@ describe('the error contract', () => {
   it('blames an unpaired surrogate in the template on the template', async () => {
     const answer = await send(service, '{"data":{},"template":"ok\\n\\ud800"}');
     assert.equal(answer.status, 400);
-    assert.equal(answer.error, 'Field "template" contains an unpaired surrogate escape (\\uD800) on line 2, column 1 of the template: Typst text must be valid Unicode');
+    assert.equal(
+      answer.error,
+      'Field "template" contains an unpaired surrogate escape (\\uD800) on line 2, column 1 of the template: Typst text must be valid Unicode',
+    );
   });
 
   it("appends Typst's hints to its message", async () => {
     const answer = await send(service, { data: {}, template: '#let a = 1\n#(a-b)' });
-    assert.equal(answer.error, 'Typst error on line 2, column 3: unknown variable: a-b; hint: if you meant to use subtraction, try adding spaces around the minus sign');
+    assert.equal(
+      answer.error,
+      'Typst error on line 2, column 3: unknown variable: a-b; hint: if you meant to use subtraction, try adding spaces around the minus sign',
+    );
   });
 });
 
@@ -145,7 +170,11 @@ describe('packages are resolved by Typst, not by a pattern', () => {
   it('names the package at its line, with any line ends', async () => {
     for (const newline of ['\n', '\r\n', '\r']) {
       const answer = await send(service, { data: {}, template: ['A', 'B', '#import "@preview/cetz:0.2.2": canvas'].join(newline) });
-      assert.match(answer.error ?? '', /^Typst error on line 3, column 9: package @preview\/cetz:0\.2\.2 is not available/, JSON.stringify(newline));
+      assert.match(
+        answer.error ?? '',
+        /^Typst error on line 3, column 9: package @preview\/cetz:0\.2\.2 is not available/,
+        JSON.stringify(newline),
+      );
     }
   });
 });

@@ -28,10 +28,33 @@ describe('malformed bodies', () => {
     { name: 'truncated JSON', body: '{"data":{"a":[1,2,3', status: 400, error: /^Request body is not valid JSON/ },
     { name: 'JSON nested 100,000 deep', body: nested(100_000), status: 400, error: /^The request's data could not be read by Typst: / },
     { name: 'JSON nested 100 deep (within what Typst reads)', body: nested(100), status: 200, error: /^$/ },
-    { name: 'non-UTF-8 bytes', body: Buffer.from([...Buffer.from('{"data":{"s":"'), 0xff, 0xfe, 0xc3, ...Buffer.from('"},"template":"x"}')]), status: 400, error: /^Request body is not valid UTF-8 \(byte 14\)$/ },
-    { name: 'wrong Content-Type', body: '{"data":{},"template":"x"}', headers: { 'content-type': 'text/plain' }, status: 415, error: /^Content-Type must be application\/json$/ },
-    { name: 'Content-Type missing', body: '{"data":{},"template":"x"}', headers: { 'content-type': null }, status: 415, error: /^Content-Type must be application\/json$/ },
-    { name: 'Content-Type with a charset that lies', body: Buffer.from('{"data":{},"template":"x"}', 'utf16le'), headers: { 'content-type': 'application/json; charset=utf-16' }, status: 400, error: /^Request body is not valid JSON/ },
+    {
+      name: 'non-UTF-8 bytes',
+      body: Buffer.from([...Buffer.from('{"data":{"s":"'), 0xff, 0xfe, 0xc3, ...Buffer.from('"},"template":"x"}')]),
+      status: 400,
+      error: /^Request body is not valid UTF-8 \(byte 14\)$/,
+    },
+    {
+      name: 'wrong Content-Type',
+      body: '{"data":{},"template":"x"}',
+      headers: { 'content-type': 'text/plain' },
+      status: 415,
+      error: /^Content-Type must be application\/json$/,
+    },
+    {
+      name: 'Content-Type missing',
+      body: '{"data":{},"template":"x"}',
+      headers: { 'content-type': null },
+      status: 415,
+      error: /^Content-Type must be application\/json$/,
+    },
+    {
+      name: 'Content-Type with a charset that lies',
+      body: Buffer.from('{"data":{},"template":"x"}', 'utf16le'),
+      headers: { 'content-type': 'application/json; charset=utf-16' },
+      status: 400,
+      error: /^Request body is not valid JSON/,
+    },
     { name: 'empty body', body: '', status: 400, error: /^Request body is empty/ },
     { name: 'JSON that is not an object', body: '[1,2,3]', status: 400, error: /must be a JSON object/ },
     // JSON.parse makes "__proto__" an own property: nothing is polluted, and the field is ignored.
@@ -131,7 +154,11 @@ describe('misbehaving clients', () => {
     const counts: Record<number, number> = {};
     for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
     record(t, { status: 200, ms: Date.now() - started, error: `statuses ${JSON.stringify(counts)}` });
-    assert.deepEqual(Object.keys(counts).filter((s) => s !== '200' && s !== '503'), [], JSON.stringify(counts));
+    assert.deepEqual(
+      Object.keys(counts).filter((s) => s !== '200' && s !== '503'),
+      [],
+      JSON.stringify(counts),
+    );
     assert.ok((counts[200] ?? 0) >= WORKERS, JSON.stringify(counts));
     // Queue wait (10 s) + compile + a margin.
     assert.ok(Date.now() - started < 30_000);

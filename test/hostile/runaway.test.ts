@@ -21,7 +21,12 @@ describe(`runaway templates (limit ${TIMEOUT_MS} ms, ${MEMORY_MB} MiB per worker
   let service: Service;
   let serverRssBefore: number;
   before(async () => {
-    service = await startService({ ...NO_RATE_LIMIT, WORKERS: String(WORKERS), COMPILE_TIMEOUT_MS: String(TIMEOUT_MS), MAX_WORKER_MEMORY_MB: String(MEMORY_MB) });
+    service = await startService({
+      ...NO_RATE_LIMIT,
+      WORKERS: String(WORKERS),
+      COMPILE_TIMEOUT_MS: String(TIMEOUT_MS),
+      MAX_WORKER_MEMORY_MB: String(MEMORY_MB),
+    });
     serverRssBefore = rssMb(service.process.pid!);
   });
   after(async () => {
@@ -50,7 +55,9 @@ describe(`runaway templates (limit ${TIMEOUT_MS} ms, ${MEMORY_MB} MiB per worker
   it('a 100,000-page document really has 100,000 pages', async () => {
     const answer = await send(service, { data: {}, template: '#set page(width: 1cm, height: 1cm)\n#for i in range(99999) [#pagebreak()]' });
     assert.equal(answer.status, 200);
-    const pages = Buffer.from(answer.bytes!).toString('latin1').match(/\/Type\s*\/Page\b/g)?.length;
+    const pages = Buffer.from(answer.bytes!)
+      .toString('latin1')
+      .match(/\/Type\s*\/Page\b/g)?.length;
     assert.equal(pages, 100_000);
   });
 
@@ -63,7 +70,10 @@ describe(`runaway templates (limit ${TIMEOUT_MS} ms, ${MEMORY_MB} MiB per worker
   it('a layout that never converges is cut after a few passes (Typst 0.11 does not warn about it)', async () => {
     const answer = await send(service, { data: {}, template: LAYOUT_NEVER_CONVERGES });
     assert.equal(answer.status, 200);
-    const pages = Buffer.from(answer.bytes!).toString('latin1').match(/\/Type\s*\/Page\b/g)?.length ?? 0;
+    const pages =
+      Buffer.from(answer.bytes!)
+        .toString('latin1')
+        .match(/\/Type\s*\/Page\b/g)?.length ?? 0;
     assert.ok(pages > 1 && pages <= 20, `${pages} pages`);
   });
 });

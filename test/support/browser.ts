@@ -147,6 +147,11 @@ export async function runAxe(page: Page): Promise<Array<{ id: string; impact: st
   return page.evaluate(async () => {
     type Violation = { id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> };
     const result: { violations: Violation[] } = await window.axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => JSON.stringify(n.target)) }));
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => JSON.stringify(n.target)),
+    }));
   });
 }

@@ -56,7 +56,10 @@ export function reportData(metrics: number): ReportData {
   // A fixed-seed pseudo-random generator (MINSTD: seed × 48271 mod 2³¹−1,
   // exact in doubles) so that the data is varied but the same on every run.
   let seed = 20_240_930;
-  const next = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+  const next = () => {
+    seed = (seed * 48_271) % 2_147_483_647;
+    return seed / 2_147_483_647;
+  };
   const rows: ReportMetric[] = [];
   for (let i = 0; i < metrics; i++) {
     const base = METRIC_NAMES[i % METRIC_NAMES.length]!;
@@ -85,7 +88,7 @@ export function reportData(metrics: number): ReportData {
 
 const LETTER_PARAGRAPHS = [
   'Thank you for meeting with us on September 12 to discuss the renewal of the logistics agreement between our ' +
-    'companies. We appreciated the candid discussion of last year\'s delivery performance and the clear priorities ' +
+    "companies. We appreciated the candid discussion of last year's delivery performance and the clear priorities " +
     'your team set out for the coming year.',
   `As agreed, we have revised the proposal. The fixed monthly fee falls to $12,500 (invoice reference #4471), ` +
     `and the service credits now apply from the first missed delivery window rather than the third. The ` +

@@ -50,7 +50,12 @@ export async function assertRecovered(service: Service, workers: number): Promis
   const res = await generate(service, { data: { n: 7 }, template: 'Normal request #data.n' });
   const elapsed = Date.now() - started;
   assert.equal(res.status, 200, `normal request after a hostile one: ${res.status} ${await res.clone().text()}`);
-  assert.equal(Buffer.from(await res.arrayBuffer()).subarray(0, 5).toString(), '%PDF-');
+  assert.equal(
+    Buffer.from(await res.arrayBuffer())
+      .subarray(0, 5)
+      .toString(),
+    '%PDF-',
+  );
   assert.ok(elapsed < RECOVERED_WITHIN_MS, `normal request took ${elapsed} ms`);
   await waitReady(service, workers, 15_000);
 }

@@ -52,10 +52,17 @@ export class OpenApiChecker {
     let count = 0;
     for (const operation of this.operations()) {
       const body = operation.requestBody?.content?.['application/json']?.schema;
-      if (body) this.validator(body), count++;
+      if (body) {
+        this.validator(body);
+        count++;
+      }
       for (const response of Object.values<Json>(operation.responses)) {
-        for (const media of Object.values<Json>(response.content ?? {})) if (media.schema) this.validator(media.schema), count++;
-        for (const header of Object.values<Json>(response.headers ?? {})) this.validator(header.schema), count++;
+        const schemas = [
+          ...Object.values<Json>(response.content ?? {}).flatMap((media) => (media.schema ? [media.schema] : [])),
+          ...Object.values<Json>(response.headers ?? {}).map((header) => header.schema),
+        ];
+        for (const schema of schemas) this.validator(schema);
+        count += schemas.length;
       }
     }
     return count;

@@ -21,8 +21,7 @@ export interface PdfPageLayout {
 }
 
 export async function pdfLayout(bytes: Uint8Array): Promise<PdfPageLayout[]> {
-  const doc = await getDocument({ data: new Uint8Array(bytes), verbosity: 0, useSystemFonts: false, disableFontFace: true })
-    .promise;
+  const doc = await getDocument({ data: new Uint8Array(bytes), verbosity: 0, useSystemFonts: false, disableFontFace: true }).promise;
   try {
     const pages: PdfPageLayout[] = [];
     for (let n = 1; n <= doc.numPages; n++) {

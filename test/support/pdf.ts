@@ -37,7 +37,11 @@ export async function parsePdf(bytes: Uint8Array | ArrayBuffer): Promise<ParsedP
       const content = await page.getTextContent();
       const strings = content.items.map((item) => ('str' in item ? item.str : '')).filter((s) => s.length > 0);
       items.push(strings);
-      placed.push(content.items.flatMap((item) => ('str' in item && item.str.length > 0 ? [{ text: item.str, x: item.transform[4] as number, y: item.transform[5] as number }] : [])));
+      placed.push(
+        content.items.flatMap((item) =>
+          'str' in item && item.str.length > 0 ? [{ text: item.str, x: item.transform[4] as number, y: item.transform[5] as number }] : [],
+        ),
+      );
       text.push(strings.join(' '));
       const ops = await page.getOperatorList();
       for (let i = 0; i < ops.fnArray.length; i++) {

@@ -32,7 +32,11 @@ export async function editorLines(page: Page, testId: string): Promise<string[]>
 
 /** Puts the cursor on a shown line of an editor, selects the whole line and types `text` in its place. */
 export async function replaceLine(page: Page, testId: string, line: number, text: string): Promise<void> {
-  await page.getByTestId(testId).locator('.cm-line').nth(line - 1).click();
+  await page
+    .getByTestId(testId)
+    .locator('.cm-line')
+    .nth(line - 1)
+    .click();
   await page.keyboard.press('Alt+l'); // CodeMirror's selectLine: the line and its line break
   await page.keyboard.type(text);
   await page.keyboard.press('Enter');

@@ -45,7 +45,9 @@ export function readAll(socket: Socket, started = Date.now()): Promise<RawRespon
     socket.on('error', () => undefined);
     socket.on('close', () => {
       // Interim answers (100 Continue) come before the real one.
-      const text = Buffer.concat(chunks).toString('latin1').replace(/^(HTTP\/1\.1 1\d\d [^\r]*\r\n\r\n)+/, '');
+      const text = Buffer.concat(chunks)
+        .toString('latin1')
+        .replace(/^(HTTP\/1\.1 1\d\d [^\r]*\r\n\r\n)+/, '');
       const split = text.indexOf('\r\n\r\n');
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
       resolve({ status, headers: text.slice(0, split), body: text.slice(split + 4), ms: Date.now() - started });
@@ -54,7 +56,11 @@ export function readAll(socket: Socket, started = Date.now()): Promise<RawRespon
 }
 
 /** Sends `body` with a matching Content-Length (unless headers override it) and reads the answer. */
-export async function rawRequest(service: Service, body: Buffer | string, headers: Record<string, string | number | null> = {}): Promise<RawResponse> {
+export async function rawRequest(
+  service: Service,
+  body: Buffer | string,
+  headers: Record<string, string | number | null> = {},
+): Promise<RawResponse> {
   const started = Date.now();
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
   const socket = await open(service);

@@ -27,10 +27,13 @@ try {
   await waitForPreview(page);
   await page.getByLabel('Family').locator('option').first().waitFor({ state: 'attached' });
   // Show the template's page setup rather than its opening comment.
-  await page.getByTestId('template-editor').locator('.cm-scroller').evaluate((scroller: any) => {
-    const line = scroller.querySelector('.cm-line');
-    scroller.scrollTop = line.getBoundingClientRect().height * 22;
-  });
+  await page
+    .getByTestId('template-editor')
+    .locator('.cm-scroller')
+    .evaluate((scroller: any) => {
+      const line = scroller.querySelector('.cm-line');
+      scroller.scrollTop = line.getBoundingClientRect().height * 22;
+    });
   await page.waitForTimeout(300);
   mkdirSync(new URL('.', `file://${OUT}`), { recursive: true });
   await page.screenshot({ path: OUT });

@@ -28,7 +28,16 @@ export async function startService(env: Record<string, string> = {}, options: St
   const [command = process.execPath, ...args] = [...(options.prefix ?? []), process.execPath, MAIN];
   const child = spawn(command, args, {
     // No spare worker unless a test asks for one: each would be one more process to start on a 2-core machine.
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', API_KEYS: TEST_KEY, WORKERS: '2', SPARE_WORKERS: '0', LOG_LEVEL: 'info', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      API_KEYS: TEST_KEY,
+      WORKERS: '2',
+      SPARE_WORKERS: '0',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -96,7 +105,7 @@ export async function generate(service: Service, body: unknown, options: Generat
   return fetch(`${service.url}/v1/pdf/generate`, {
     method: 'POST',
     headers,
-    body: (typeof body === "string" || body instanceof Uint8Array ? body : JSON.stringify(body)) as BodyInit,
+    body: (typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body)) as BodyInit,
   });
 }
 

@@ -40,26 +40,31 @@ Exit status: 0 on success, ${EXIT_FAILED} when the service refused the request o
 
 class UsageError extends Error {}
 
+/** The command line, strictly: an unknown flag is a usage error. */
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      template: { type: 'string', short: 't' },
+      data: { type: 'string', short: 'd' },
+      out: { type: 'string', short: 'o' },
+      asset: { type: 'string', short: 'a', multiple: true },
+      url: { type: 'string' },
+      'api-key': { type: 'string' },
+      retries: { type: 'string' },
+      'max-wait': { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+    },
+  });
+}
+
 async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let parsed;
+  let parsed: ReturnType<typeof parse>;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        template: { type: 'string', short: 't' },
-        data: { type: 'string', short: 'd' },
-        out: { type: 'string', short: 'o' },
-        asset: { type: 'string', short: 'a', multiple: true },
-        url: { type: 'string' },
-        'api-key': { type: 'string' },
-        retries: { type: 'string' },
-        'max-wait': { type: 'string' },
-        quiet: { type: 'boolean', short: 'q' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
-    });
+    parsed = parse(argv);
   } catch (error) {
     return usageError((error as Error).message);
   }

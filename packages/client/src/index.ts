@@ -95,7 +95,8 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
         cause: error,
       });
     }
-    if (response.ok) return { pdf: new Uint8Array(await response.arrayBuffer()), warnings: parseWarnings(response.headers.get('x-typst-warnings')) };
+    if (response.ok)
+      return { pdf: new Uint8Array(await response.arrayBuffer()), warnings: parseWarnings(response.headers.get('x-typst-warnings')) };
 
     const waitMs = retryWaitMs(response.headers);
     const error = await errorFromResponse(response);

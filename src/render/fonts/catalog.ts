@@ -8,38 +8,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TYPST_EMBEDDED_FAMILIES, type FontStyle } from './manifest.js';
-import { faceOffsets, getFamilyName, getTable } from './sfnt-name.js';
-
-export type { FontStyle } from './manifest.js';
-
-export interface FontStyleInfo {
-  style: FontStyle;
-  weight: number;
-}
-
-export interface FontFamilyInfo {
-  /** Name to use in `#set text(font: ...)`. */
-  family: string;
-  /** Family whose glyphs are actually used, or null for a real family. */
-  aliasOf: string | null;
-  styles: FontStyleInfo[];
-  /** npm package that ships the files, 'FONT_PATH' for the operator's, 'typst' for fonts built into the binding. */
-  source: string;
-}
-
-/** dist/fonts/catalog.json, written by prepare.ts. */
-export interface PreparedCatalog {
-  /** File names in dist/fonts/, in load order. */
-  files: string[];
-  families: FontFamilyInfo[];
-}
-
-export interface FontCatalog {
-  /** Absolute paths, in load order: the operator's first, so they win ties in Typst's fallback. */
-  files: string[];
-  families: FontFamilyInfo[];
-}
+import { TYPST_EMBEDDED_FAMILIES } from './manifest.js';
+import type { FontCatalog, FontFamilyInfo, FontStyleInfo, PreparedCatalog } from './types.js';
+import { getFamilyName } from './sfnt-name.js';
+import { faceOffsets, getTable } from './sfnt-tables.js';
 
 /** dist/fonts/ (this module is dist/src/render/fonts/catalog.js). */
 export const PREPARED_DIR = fileURLToPath(new URL('../../../fonts/', import.meta.url));
@@ -52,7 +24,7 @@ export function readStyle(font: Buffer, face = 0): FontStyleInfo {
   const os2 = getTable(font, 'OS/2', face);
   if (!os2 || os2.length < 64) throw new Error('font has no OS/2 table');
   const fsSelection = os2.readUInt16BE(62);
-  const style: FontStyle = fsSelection & 0x0001 ? 'italic' : fsSelection & 0x0200 ? 'oblique' : 'normal';
+  const style: FontStyleInfo['style'] = fsSelection & 0x0001 ? 'italic' : fsSelection & 0x0200 ? 'oblique' : 'normal';
   return { style, weight: os2.readUInt16BE(4) };
 }
 

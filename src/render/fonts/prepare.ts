@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FontFamilyInfo, PreparedCatalog } from './catalog.js';
+import type { FontFamilyInfo, PreparedCatalog } from './types.js';
 import { PREPARED_DIR, PREPARED_CATALOG, readStyle } from './catalog.js';
 import { BUNDLED_FAMILIES } from './manifest.js';
 import { unmapSharedSoftHyphen } from './sfnt-cmap.js';
@@ -36,10 +36,10 @@ export function prepareFonts(dir = PREPARED_DIR): PreparedCatalog {
       if (actual !== def.family) throw new Error(`${def.files[i]}: expected family "${def.family}", found "${actual}"`);
     }
     const styles = fonts.map((font) => readStyle(font));
-    fonts.forEach((font, i) => write(def.family, i, font));
+    for (const [i, font] of fonts.entries()) write(def.family, i, font);
     families.push({ family: def.family, aliasOf: null, styles, source: def.pkg });
     for (const alias of def.aliases) {
-      fonts.forEach((font, i) => write(alias, i, renameFamily(font, alias)));
+      for (const [i, font] of fonts.entries()) write(alias, i, renameFamily(font, alias));
       families.push({ family: alias, aliasOf: def.family, styles, source: def.pkg });
     }
   }

@@ -16,7 +16,7 @@
 //
 // Reference: OpenType spec, "cmap — Character to Glyph Index Mapping Table".
 
-import { getTable, replaceTables } from './sfnt-name.js';
+import { getTable, replaceTables } from './sfnt-tables.js';
 
 const HYPHEN_MINUS = 0x2d;
 const SOFT_HYPHEN = 0xad;
@@ -244,8 +244,7 @@ export function readUnicodeMap(font: Buffer): CodepointMap {
   const cmap = getTable(font, 'cmap');
   if (!cmap) throw new Error('font has no cmap table');
   const subtables = readEncodingRecords(cmap).map((r) => subtableAt(cmap, r.offset));
-  const best =
-    subtables.find((s) => s.readUInt16BE(0) === 12) ?? subtables.find((s) => s.readUInt16BE(0) === 4);
+  const best = subtables.find((s) => s.readUInt16BE(0) === 12) ?? subtables.find((s) => s.readUInt16BE(0) === 4);
   if (!best) throw new Error('font has no format 4 or 12 cmap subtable');
   return decodeSubtable(best)!;
 }
@@ -303,10 +302,7 @@ function rebuildCmap(cmap: Buffer, edit: (map: CodepointMap) => void): Buffer {
       continue;
     }
     edit(map);
-    rebuilt.set(
-      r.offset,
-      format === 4 ? encodeFormat4(map, sub.readUInt16BE(4)) : encodeFormat12(map, sub.readUInt32BE(8)),
-    );
+    rebuilt.set(r.offset, format === 4 ? encodeFormat4(map, sub.readUInt16BE(4)) : encodeFormat12(map, sub.readUInt32BE(8)));
   }
 
   const headerSize = CMAP_HEADER_SIZE + records.length * ENCODING_RECORD_SIZE;

@@ -1,0 +1,30 @@
+/** The shapes of the font catalog, apart from the code that builds it (so a type costs no import of the loader). */
+import type { FontStyle } from './manifest.js';
+
+export interface FontStyleInfo {
+  style: FontStyle;
+  weight: number;
+}
+
+export interface FontFamilyInfo {
+  /** Name to use in `#set text(font: ...)`. */
+  family: string;
+  /** Family whose glyphs are actually used, or null for a real family. */
+  aliasOf: string | null;
+  styles: FontStyleInfo[];
+  /** npm package that ships the files, 'FONT_PATH' for the operator's, 'typst' for fonts built into the binding. */
+  source: string;
+}
+
+/** dist/fonts/catalog.json, written by prepare.ts. */
+export interface PreparedCatalog {
+  /** File names in dist/fonts/, in load order. */
+  files: string[];
+  families: FontFamilyInfo[];
+}
+
+export interface FontCatalog {
+  /** Absolute paths, in load order: the operator's first, so they win ties in Typst's fallback. */
+  files: string[];
+  families: FontFamilyInfo[];
+}
