@@ -17,7 +17,7 @@ import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { createSandbox, type Sandbox } from '../src/render/sandbox.js';
 import { workloads, type Workload } from './workloads.js';
 
-export interface FloorRequest {
+interface FloorRequest {
   id: Workload['id'];
   runs: number;
 }

@@ -20,7 +20,7 @@ const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
 const readExample = (name: string) => readFileSync(EXAMPLES + name, 'utf8');
 
 /** A `data` object of about `bytes` bytes of JSON, of which BULK_TEMPLATE prints a few fields. */
-export function bulkData(bytes: number): Record<string, unknown> {
+function bulkData(bytes: number): Record<string, unknown> {
   const records: Record<string, unknown>[] = [];
   let size = 200;
   for (let i = 0; size < bytes; i++) {
@@ -49,7 +49,7 @@ Records in the extract: #data.records.len()
 `;
 
 /** 9 MB of data: below the 10 MB body limit with room for the template. */
-export const BULK_DATA_BYTES = 9 * 1024 * 1024;
+const BULK_DATA_BYTES = 9 * 1024 * 1024;
 
 const bodyOf = (data: object, template: string) => Buffer.from(JSON.stringify({ data, template }));
 

@@ -56,7 +56,7 @@ export interface Config {
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 /** The smallest worker memory cap accepted: an idle worker must fit well under it. */
-export const MIN_WORKER_MEMORY_MB = 256;
+const MIN_WORKER_MEMORY_MB = 256;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

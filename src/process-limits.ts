@@ -16,7 +16,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
-export const WORKER_STACK_BYTES = 64 * 1024 * 1024;
+const WORKER_STACK_BYTES = 64 * 1024 * 1024;
 
 type Limit = { soft: number | null; hard: number | null };
 

@@ -12,7 +12,7 @@ export interface Asset {
 }
 
 /** Base64 of bytes, in slices small enough for String.fromCharCode's argument list. */
-export function toBase64(bytes: Uint8Array): string {
+function toBase64(bytes: Uint8Array): string {
   let binary = '';
   for (let i = 0; i < bytes.length; i += 0x8000) {
     binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));

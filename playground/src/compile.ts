@@ -53,7 +53,7 @@ export function rateLimitOf(response: Response): RateLimit | null {
 }
 
 /** Milliseconds to wait before the next request, from a 429 or 503 answer. */
-export function waitOf(response: Response, now = Date.now()): number {
+function waitOf(response: Response, now = Date.now()): number {
   const retryAfter = Number(response.headers.get('retry-after'));
   if (Number.isFinite(retryAfter) && retryAfter > 0) return retryAfter * 1000;
   const reset = Number(response.headers.get('x-ratelimit-reset'));

@@ -7,7 +7,7 @@
 import type { Range } from './json-check.js';
 import { unescapeJsonString } from './json-string.js';
 
-export const MAX_ASSET_NAME = 255;
+const MAX_ASSET_NAME = 255;
 
 const SLASH = 0x2f;
 const DOT = 0x2e;

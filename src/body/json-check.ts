@@ -23,7 +23,7 @@ export interface Range {
 }
 
 /** One asset: the raw bytes of its key and of its value string, between their quotes (escapes not decoded). */
-export interface AssetEntry {
+interface AssetEntry {
   name: Range;
   value: Range;
 }
@@ -46,7 +46,7 @@ export type BodyError = { status: 400; message: string } | { status: 400; before
 
 export type BodyCheck = { ok: true; layout: BodyLayout } | { ok: false; error: BodyError };
 
-export const MAX_ASSETS = 1000;
+const MAX_ASSETS = 1000;
 
 const EXPECTED_OBJECT = 'Request body must be a JSON object with fields "data" and "template"';
 

@@ -35,7 +35,7 @@ export class HttpError extends Error {
 export const RETRY_AFTER_SECONDS = 1;
 
 /** Maps any error to its answer. Unknown errors become the SPEC's 500 message. */
-export function toHttpError(error: unknown, compileTimeoutMs: number): HttpError {
+function toHttpError(error: unknown, compileTimeoutMs: number): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof CompileTimeoutError) return new HttpError(422, timeoutMessage(compileTimeoutMs));
   if (error instanceof MemoryLimitError) return new HttpError(422, MESSAGES.memory);

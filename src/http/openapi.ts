@@ -43,7 +43,7 @@ export interface OpenApiOptions {
   metricsRoute: boolean;
 }
 
-export function openApiDocument(options: OpenApiOptions): Json {
+function openApiDocument(options: OpenApiOptions): Json {
   const retryAfter = { 'Retry-After': ref('headers', 'RetryAfter') };
   const protectedResponses = {
     '401': ref('responses', 'Unauthorized'),

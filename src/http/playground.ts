@@ -16,7 +16,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 
 /** dist/playground/, beside dist/src/ where this file is compiled to. */
-export const PLAYGROUND_ROOT = fileURLToPath(new URL('../../playground/', import.meta.url));
+const PLAYGROUND_ROOT = fileURLToPath(new URL('../../playground/', import.meta.url));
 
 /**
  * The page's Content-Security-Policy: its own scripts, styles and workers
@@ -25,7 +25,7 @@ export const PLAYGROUND_ROOT = fileURLToPath(new URL('../../playground/', import
  * which the policy does not govern), and pdf.js is told not to use eval.
  * blob: and data: images are what pdf.js may make of a PDF's images.
  */
-export const CONTENT_SECURITY_POLICY = [
+const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

@@ -26,7 +26,7 @@ export interface RateLimitOptions {
   redisUrl?: string;
 }
 
-export interface RateLimitUsage {
+interface RateLimitUsage {
   limit: number;
   remaining: number;
   /** UNIX time, in seconds, at which the window ends. */

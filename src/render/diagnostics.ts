@@ -15,7 +15,7 @@ export interface RawDiagnostic {
   severity: number;
 }
 
-export const SEVERITY_ERROR = 1;
+const SEVERITY_ERROR = 1;
 
 export interface Positioning {
   /** Lines the service puts before the template in the main file. */
@@ -25,7 +25,7 @@ export interface Positioning {
 }
 
 /** Removes server paths and advice that only applies to Typst's command line. */
-export function cleanMessage(message: string, hiddenPaths: string[]): string {
+function cleanMessage(message: string, hiddenPaths: string[]): string {
   let text = message;
   for (const hidden of hiddenPaths) {
     if (hidden) text = text.split(hidden).join('');

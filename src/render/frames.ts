@@ -26,7 +26,7 @@ const LENGTH_BYTES = 4;
 /** Type and job id, after the length. */
 const TAG_BYTES = 5;
 /** A frame longer than this means the peer is broken: a body is at most 10 MiB, a PDF far less than this. */
-export const MAX_FRAME_BYTES = 1024 * 1024 * 1024;
+const MAX_FRAME_BYTES = 1024 * 1024 * 1024;
 
 function head(type: FrameType, id: number, fieldBytes: number, payloadBytes: number): Buffer {
   const buffer = Buffer.allocUnsafe(LENGTH_BYTES + TAG_BYTES + fieldBytes);
@@ -152,7 +152,7 @@ export function readOutcome(frame: Frame): Outcome {
   return { kind: 'failed', ...report, status: bytes.readUInt16LE(TAG_BYTES + 16), errorBody: bytes.subarray(TAG_BYTES + 18) };
 }
 
-export class FrameError extends Error {
+class FrameError extends Error {
   override name = 'FrameError';
 }
 

@@ -112,13 +112,13 @@ const WORKER_NODE_FLAGS = ['--expose-gc', '--clear-free-memory'];
  * that stays silent this long (stopped, or stuck) is replaced, and the job,
  * which never started, goes to another worker.
  */
-export const ACK_TIMEOUT_MS = 2000;
+const ACK_TIMEOUT_MS = 2000;
 
 /**
  * How often the pool looks at its busy workers: compile time limit, silence
  * and memory cap are all checked on this one tick, not with timers per job.
  */
-export const SUPERVISE_MS = 50;
+const SUPERVISE_MS = 50;
 
 export class RenderPool extends EventEmitter {
   private readonly slots = new Set<Slot>();

@@ -41,7 +41,7 @@ function fontFiles(dir: string): string[] {
  * font throws an error naming it: the service refuses to start rather than
  * run without a font its operator expects.
  */
-export function readOperatorFonts(dir: string): FontCatalog {
+function readOperatorFonts(dir: string): FontCatalog {
   const byFamily = new Map<string, FontFamilyInfo>();
   const files = fontFiles(dir);
   for (const file of files) {
@@ -61,7 +61,7 @@ export function readOperatorFonts(dir: string): FontCatalog {
 }
 
 /** The bundled set as prepared at build time. */
-export function readPreparedCatalog(dir = PREPARED_DIR): FontCatalog {
+function readPreparedCatalog(dir = PREPARED_DIR): FontCatalog {
   const path = join(dir, PREPARED_CATALOG);
   if (!existsSync(path)) throw new Error(`the bundled fonts are not prepared (${path} is missing): run \`npm run build\``);
   const prepared = JSON.parse(readFileSync(path, 'utf8')) as PreparedCatalog;

@@ -13,7 +13,7 @@ import { findTable, readTableDirectory, rebuildFont } from './sfnt-tables.js';
 
 const NAME_RECORD_SIZE = 12;
 
-export const NameId = {
+const NameId = {
   family: 1,
   subfamily: 2,
   fullName: 4,

@@ -62,7 +62,7 @@ function pad4(n: number): number {
 }
 
 /** OpenType table checksum: sum of big-endian uint32 words, zero padded. */
-export function tableChecksum(data: Buffer): number {
+function tableChecksum(data: Buffer): number {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const whole = data.length & ~3;
   let sum = 0;
