@@ -20,6 +20,7 @@ import {
   launchBrowser,
   previewCanvases,
   runAxe,
+  settledPreview,
   waitForPreview,
   type Browser,
   type CanvasSummary,
@@ -157,7 +158,7 @@ describe('playground', { skip: missing }, () => {
   });
 
   it('names and marks an error on line 3, keeps the last good preview, and updates once it is fixed', async () => {
-    const before = await previewCanvases(page);
+    const before = await settledPreview(page);
     await replaceLine(page, 'template-editor', 3, '#nonexistent-function()');
     const message = await waitForError(page, /line 3/);
     assert.match(message, /^Typst error on line 3, column 2: unknown variable: nonexistent-function/);
@@ -182,7 +183,7 @@ describe('playground', { skip: missing }, () => {
   });
 
   it('shows the warnings of X-Typst-Warnings and marks their lines', async () => {
-    const revision = await previewRevision(page);
+    const { revision } = await settledPreview(page);
     await replaceLine(page, 'template-editor', 4, '#set text(font: "Comic Sans MS")');
     await waitForPreview(page, revision);
     assert.match((await page.locator('#warnings').textContent()) ?? '', /^Warning, line 4(, column \d+)?: unknown font family/);

@@ -138,6 +138,28 @@ export async function waitForPreview(page: Page, revision = 0, timeout = 15_000)
   return previewCanvases(page);
 }
 
+/**
+ * Waits until no preview is being compiled and none has arrived for `quietMs`
+ * (typing a key can leave one more compile on its way), then reads it.
+ */
+export async function settledPreview(page: Page, quietMs = 800, timeout = 15_000): Promise<CanvasSummary> {
+  const deadline = Date.now() + timeout;
+  let last = -1;
+  let since = Date.now();
+  while (Date.now() < deadline) {
+    const { revision, busy } = await page.evaluate(() => {
+      const preview = document.querySelector('[data-testid="preview"]') as HTMLElement | null;
+      return { revision: Number(preview?.dataset.revision ?? 0), busy: preview?.hasAttribute('aria-busy') ?? false };
+    });
+    if (revision !== last || busy) {
+      last = revision;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) return previewCanvases(page);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`the preview did not settle within ${timeout} ms`);
+}
+
 const require = createRequire(import.meta.url);
 
 /** Runs axe-core in the page (evaluated through the DevTools protocol, which the page's CSP does not govern). */
