@@ -23,6 +23,7 @@ export const MESSAGES = {
   requestTimeout: 'The request was not received in time',
   lengthAndChunked: 'Malformed HTTP request: Content-Length together with Transfer-Encoding',
   invalidLength: 'Malformed HTTP request: Content-Length must be one non-negative whole number',
+  twoLengths: 'Malformed HTTP request: more than one Content-Length',
   malformedHttp: 'Malformed HTTP request',
   badUrl: 'Malformed URL',
   lengthRequired: 'An HTTP/1.0 request with a body must declare its Content-Length',

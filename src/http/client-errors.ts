@@ -14,6 +14,8 @@ import { HttpError, sendError } from './errors.js';
 
 interface ClientError extends Error {
   code?: string;
+  /** llhttp's own words for a parse error. */
+  reason?: string;
 }
 
 function answerTo(error: ClientError): { status: number; message: string } {
@@ -23,7 +25,9 @@ function answerTo(error: ClientError): { status: number; message: string } {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
     case 'ERR_HTTP_REQUEST_HEADERS_TIMEOUT' as string:
       return { status: 408, message: MESSAGES.requestTimeout };
+    // llhttp reports two Content-Length headers with this code too (reason "Duplicate Content-Length").
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return { status: 400, message: /duplicate/i.test(error.reason ?? '') ? MESSAGES.twoLengths : MESSAGES.lengthAndChunked };
     case 'HPE_INVALID_TRANSFER_ENCODING':
       return { status: 400, message: MESSAGES.lengthAndChunked };
     case 'HPE_INVALID_CONTENT_LENGTH':

@@ -59,9 +59,20 @@ describe('the error contract', () => {
       name: 'two Content-Lengths',
       bytes: post('Content-Length: 2\r\nContent-Length: 3\r\n', '{}x'),
       status: 400,
-      error: /^Malformed HTTP request/,
+      error: /^Malformed HTTP request: more than one Content-Length$/,
     },
-    { name: 'a negative Content-Length', bytes: post('Content-Length: -5\r\n'), status: 400, error: /^Malformed HTTP request/ },
+    {
+      name: 'two equal Content-Lengths',
+      bytes: post('Content-Length: 2\r\nContent-Length: 2\r\n', '{}'),
+      status: 400,
+      error: /^Malformed HTTP request: more than one Content-Length$/,
+    },
+    {
+      name: 'a negative Content-Length',
+      bytes: post('Content-Length: -5\r\n'),
+      status: 400,
+      error: /^Malformed HTTP request: Content-Length must be one non-negative whole number$/,
+    },
     { name: 'a request line that is not HTTP', bytes: 'HELLO THERE\r\n\r\n', status: 400, error: /^Malformed HTTP request$/ },
     {
       name: 'HTTP/1.0 with a body and no Content-Length',
