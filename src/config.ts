@@ -139,11 +139,14 @@ interface Setting<K extends keyof Config = keyof Config> {
   default: string;
   /** Markdown, as in the README's table. */
   meaning: string;
-  /** Reads and checks the variable; `so` holds the settings read before it (QUEUE_LIMIT's default follows WORKERS). */
-  read: (env: Env, so: Partial<Config>) => Config[K];
+  /** Reads and checks the variable `name`; `so` holds the settings read before it (QUEUE_LIMIT's default follows WORKERS). */
+  read: (env: Env, name: string, so: Partial<Config>) => Config[K];
   /** Shown only as "(set)". */
   secret?: boolean;
 }
+
+/** A reader of a whole number between `min` and `max`, `fallback` when unset. */
+const whole = (fallback: number, min: number, max: number) => (env: Env, name: string) => integer(env, name, fallback, min, max);
 
 function maxWorkerMemory(env: Env): number {
   const value = integer(env, 'MAX_WORKER_MEMORY_MB', 2048, 0, 1_048_576);
@@ -177,14 +180,14 @@ function directory(env: Env, name: string): string | undefined {
  * loading, `--help` and the README's table (checked by a test) come from.
  */
 export const SETTINGS: readonly Setting[] = [
-  { name: 'PORT', key: 'port', default: '`3000`', meaning: 'TCP port', read: (env) => integer(env, 'PORT', 3000, 0, 65535) },
-  { name: 'HOST', key: 'host', default: '`0.0.0.0`', meaning: 'Interface to listen on', read: (env) => text(env, 'HOST') ?? '0.0.0.0' },
+  { name: 'PORT', key: 'port', default: '`3000`', meaning: 'TCP port', read: whole(3000, 0, 65535) },
+  { name: 'HOST', key: 'host', default: '`0.0.0.0`', meaning: 'Interface to listen on', read: (env, name) => text(env, name) ?? '0.0.0.0' },
   {
     name: 'API_KEYS',
     key: 'apiKeys',
     default: '(none)',
     meaning: 'Comma-separated keys; an entry may be `sha256:<hex>` instead of the key itself',
-    read: (env) => text(env, 'API_KEYS'),
+    read: text,
     secret: true,
   },
   {
@@ -192,49 +195,49 @@ export const SETTINGS: readonly Setting[] = [
     key: 'apiKeysFile',
     default: '(none)',
     meaning: 'File with one key entry per line (see below)',
-    read: (env) => text(env, 'API_KEYS_FILE'),
+    read: text,
   },
   {
     name: 'WORKERS',
     key: 'workers',
     default: 'number of cores',
     meaning: 'Worker processes, each compiling one document at a time',
-    read: (env) => integer(env, 'WORKERS', availableParallelism(), 1, 256),
+    read: whole(availableParallelism(), 1, 256),
   },
   {
     name: 'SPARE_WORKERS',
     key: 'spareWorkers',
     default: '`1`',
     meaning: 'Started, idle workers kept to replace one that ends (crash, kill, recycle) without a cold start',
-    read: (env) => integer(env, 'SPARE_WORKERS', 1, 0, 64),
+    read: whole(1, 0, 64),
   },
   {
     name: 'COMPILE_TIMEOUT_MS',
     key: 'compileTimeoutMs',
     default: '`10000`',
     meaning: 'Compile time limit; past it the worker is killed and the answer is 422',
-    read: (env) => integer(env, 'COMPILE_TIMEOUT_MS', 10_000, 100, 600_000),
+    read: whole(10_000, 100, 600_000),
   },
   {
     name: 'QUEUE_LIMIT',
     key: 'queueLimit',
     default: '`4 × WORKERS`',
     meaning: 'Requests that may wait for a worker; past it, 503 at once',
-    read: (env, so) => integer(env, 'QUEUE_LIMIT', so.workers! * 4, 0, 100_000),
+    read: (env, name, so) => integer(env, name, so.workers! * 4, 0, 100_000),
   },
   {
     name: 'QUEUE_TIMEOUT_MS',
     key: 'queueTimeoutMs',
     default: '`10000`',
     meaning: 'Longest wait for a worker before 503',
-    read: (env) => integer(env, 'QUEUE_TIMEOUT_MS', 10_000, 1, 600_000),
+    read: whole(10_000, 1, 600_000),
   },
   {
     name: 'WORKER_MAX_JOBS',
     key: 'workerMaxJobs',
     default: '`1000`',
     meaning: 'A worker is replaced after this many compiles (0: never)',
-    read: (env) => integer(env, 'WORKER_MAX_JOBS', 1000, 0, 10_000_000),
+    read: whole(1000, 0, 10_000_000),
   },
   {
     name: 'MAX_WORKER_MEMORY_MB',
@@ -249,14 +252,14 @@ export const SETTINGS: readonly Setting[] = [
     key: 'packagePath',
     default: '(none)',
     meaning: 'Absolute path of a directory of Typst packages laid out as `<namespace>/<name>/<version>/` (e.g. `preview/cetz/0.2.2/`)',
-    read: (env) => absolutePath(env, 'PACKAGE_PATH', 'an absolute directory path'),
+    read: (env, name) => absolutePath(env, name, 'an absolute directory path'),
   },
   {
     name: 'FONT_PATH',
     key: 'fontPath',
     default: '(none)',
     meaning: 'Absolute path of a directory of extra `.ttf`/`.otf`/`.ttc` fonts, loaded by every worker and listed in `GET /v1/fonts`',
-    read: (env) => directory(env, 'FONT_PATH'),
+    read: directory,
   },
   {
     name: 'LOG_LEVEL',
@@ -270,14 +273,14 @@ export const SETTINGS: readonly Setting[] = [
     key: 'rateLimitPerMinute',
     default: '`100`',
     meaning: 'Requests per window for keys without their own `limit=`, and per client address without a key',
-    read: (env) => integer(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000),
+    read: whole(100, 1, 1_000_000),
   },
   {
     name: 'RATE_LIMIT_WINDOW_MS',
     key: 'rateLimitWindowMs',
     default: '`60000`',
     meaning: 'Length of the rate-limit window; change it only for tests',
-    read: (env) => integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 3_600_000),
+    read: whole(60_000, 100, 3_600_000),
   },
   {
     name: 'REDIS_URL',
@@ -300,27 +303,27 @@ export const SETTINGS: readonly Setting[] = [
     key: 'metricsPort',
     default: '(the API port)',
     meaning: 'Serve `GET /metrics` on this port instead of the API port (`0`: any free port)',
-    read: (env) => (text(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535)),
+    read: (env, name) => (text(env, name) === undefined ? undefined : integer(env, name, 0, 0, 65535)),
   },
   {
     name: 'SHUTDOWN_TIMEOUT_MS',
     key: 'shutdownTimeoutMs',
     default: '`25000`',
     meaning: 'On SIGTERM or SIGINT, longest wait for requests in flight before their compiles are cut off',
-    read: (env) => integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+    read: whole(25_000, 0, 600_000),
   },
   {
     name: 'PLAYGROUND',
     key: 'playground',
     default: '`true`',
     meaning: 'Serve the template playground at `/playground` (and redirect `/` there); `false` turns both off (404)',
-    read: (env) => flag(env, 'PLAYGROUND', true),
+    read: (env, name) => flag(env, name, true),
   },
 ] as Setting[];
 
 export function loadConfig(env: Env = process.env): Config {
   const config: Partial<Config> = {};
-  for (const setting of SETTINGS) (config as Record<string, unknown>)[setting.key] = setting.read(env, config);
+  for (const setting of SETTINGS) (config as Record<string, unknown>)[setting.key] = setting.read(env, setting.name, config);
   return config as Config;
 }
 
