@@ -287,6 +287,27 @@ describe('playground', { skip: missing }, () => {
     assert.equal(await errorText(page), '');
   });
 
+  it('loads the Japanese invoice from the examples menu, and previews it without an error', async () => {
+    const before = await settledPreview(page);
+    await page.getByLabel('Example').selectOption('invoice-ja');
+    // Drawn when the preview's page has A4's proportions (210 × 297 mm).
+    await page.waitForFunction(() => {
+      const canvas = document.querySelector('[data-testid="preview"] canvas');
+      return canvas && Math.abs(canvas.width / canvas.height - 210 / 297) < 0.01;
+    });
+    const invoice = await settledPreview(page);
+    assert.ok(invoice.revision > before.revision);
+    assert.match((await editorLines(page, 'template-editor'))[0] ?? '', /請求書/);
+    assert.match((await editorLines(page, 'data-editor')).join('\n'), /株式会社さくら精機/);
+    assert.equal(await page.getByTestId('assets').locator('li').count(), 0);
+    assert.equal(await errorText(page), '');
+    assert.ok(invoice.inked > 10_000, `the page has ink: ${invoice.inked} pixels`);
+    // Back to the letter, where the tests below expect to be.
+    await page.getByLabel('Example').selectOption('letter');
+    await waitForPreview(page, invoice.revision);
+    await settledPreview(page);
+  });
+
   it('lists the fonts of GET /v1/fonts and inserts one into the template', async () => {
     const fonts = page.getByLabel('Family');
     const names = await fonts.locator('option').evaluateAll((options: any[]) => options.map((o) => o.value));
