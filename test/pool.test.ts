@@ -27,7 +27,7 @@ describe('compile time limit (10 s, the default)', () => {
     await service.stop();
   });
 
-  it('answers 422 within about 10.5 s, replaces the worker, and serves requests beside it', async () => {
+  it('answers 422 within a second of the 10 s limit, replaces the worker, and serves requests beside it', async () => {
     const workersBefore = service.workerPids();
     assert.equal(workersBefore.length, 2);
     const started = Date.now();
@@ -42,7 +42,8 @@ describe('compile time limit (10 s, the default)', () => {
     const elapsed = Date.now() - started;
     assert.equal(res.status, 422);
     assert.deepEqual(await res.json(), { error: 'Template compilation exceeded the 10 second limit' });
-    assert.ok(elapsed >= 9_900 && elapsed < 10_500, `answered after ${elapsed} ms`);
+    // The limit is checked every 50 ms; the rest is the kill and the answer, on a machine the other test files share.
+    assert.ok(elapsed >= 9_900 && elapsed < 11_000, `answered after ${elapsed} ms`);
     await waitReady(service, 2);
     const workersAfter = service.workerPids();
     assert.equal(workersAfter.length, 2);
@@ -99,7 +100,7 @@ describe('bounded queue', () => {
     const started = Date.now();
     const refused = await generate(service, { data: {}, template: 'refused' });
     assert.equal(refused.status, 503);
-    assert.ok(Date.now() - started < 500, 'refused at once');
+    assert.ok(Date.now() - started < 1000, 'refused at once (the queue wait is 10 s)');
     assert.equal(refused.headers.get('retry-after'), '1');
     assert.deepEqual(await refused.json(), { error: 'Service temporarily unavailable. Please try again later.' });
     const waited = await queued;
