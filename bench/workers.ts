@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { startService } from '../test/support/service.js';
+import { BENCH_KEY } from './service.js';
 import { median } from './stats.js';
 
 export interface WorkerFigures {
@@ -41,7 +42,7 @@ export async function measureWorkers(workers: number, restarts = 4): Promise<Wor
     }
     const res = await fetch(`${service.url}/v1/pdf/generate`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${(await import('./service.js')).BENCH_KEY}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` },
       body: JSON.stringify({ data: {}, template: `#set text(weight: "bold")\n${SCRIPTS}\n\n#set text(weight: "regular")\n${SCRIPTS}` }),
     });
     await res.arrayBuffer();

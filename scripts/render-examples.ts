@@ -8,34 +8,40 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_URL, TypstPdfError, generatePdf } from 'typst-pdf-client';
 
-/** Each example, and the files of examples/ it sends as `assets`. */
-const EXAMPLES: { name: string; assets?: string[] }[] = [
-  { name: 'report' },
-  { name: 'letter', assets: ['letterhead.svg'] },
-  { name: 'invoice-ja' },
-];
+/** The examples and the files each sends as `assets`: the list the playground's menu offers too. */
+interface Example {
+  id: string;
+  template: string;
+  data: string;
+  /** Asset name -> file in examples/. */
+  assets?: Record<string, string>;
+}
 
-// dist/scripts/render-examples.js -> examples/ at the package root.
-const examplesDir = fileURLToPath(new URL('../../examples/', import.meta.url));
+// dist/scripts/render-examples.js -> the package root.
+const root = new URL('../../', import.meta.url);
+const examplesDir = fileURLToPath(new URL('examples/', root));
+const EXAMPLES = JSON.parse(readFileSync(new URL('playground/examples.json', root), 'utf8')) as Example[];
 const outDir = 'out';
 const url = process.env.TYPST_PDF_URL || DEFAULT_URL;
 const apiKey = process.env.TYPST_PDF_API_KEY;
 
 mkdirSync(outDir, { recursive: true });
 let failed = 0;
-for (const { name, assets } of EXAMPLES) {
-  const template = readFileSync(join(examplesDir, `${name}.typ`), 'utf8');
-  const data = JSON.parse(readFileSync(join(examplesDir, `${name}.json`), 'utf8')) as Record<string, unknown>;
-  const out = join(outDir, `${name}.pdf`);
+for (const example of EXAMPLES) {
+  const template = readFileSync(join(examplesDir, example.template), 'utf8');
+  const data = JSON.parse(readFileSync(join(examplesDir, example.data), 'utf8')) as Record<string, unknown>;
+  const out = join(outDir, `${example.id}.pdf`);
   try {
-    const files = Object.fromEntries((assets ?? []).map((file) => [file, readFileSync(join(examplesDir, file))]));
+    const files = Object.fromEntries(
+      Object.entries(example.assets ?? {}).map(([name, file]) => [name, readFileSync(join(examplesDir, file))]),
+    );
     const { pdf } = await generatePdf({ data, template, assets: files }, { url, apiKey });
     writeFileSync(out, pdf);
     console.log(`${out}: ${pdf.byteLength} bytes`);
   } catch (error) {
     failed++;
     const detail = error instanceof TypstPdfError && error.status !== 0 ? `${error.status} ${error.message}` : (error as Error).message;
-    console.error(`examples/${name}.typ: ${detail}`);
+    console.error(`examples/${example.template}: ${detail}`);
   }
 }
 if (failed > 0 && !apiKey) console.error(`Is TYPST_PDF_API_KEY set to a key of the service at ${url}?`);

@@ -12,7 +12,8 @@ const MAX_ASSET_NAME = 255;
 const SLASH = 0x2f;
 const DOT = 0x2e;
 
-const allowed = (b: number) =>
+/** A byte a path segment of a name may hold: `A-Za-z0-9._-`. */
+export const isNameCharacter = (b: number) =>
   (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) || b === DOT || b === 0x5f || b === 0x2d;
 
 /** What is wrong with the name in `bytes` (unescaped), or null. */
@@ -32,7 +33,7 @@ export function nameProblem(bytes: Uint8Array): string | null {
         return 'name must not have a "." or ".." path segment';
       }
       segmentStart = i + 1;
-    } else if (!allowed(b)) {
+    } else if (!isNameCharacter(b)) {
       return 'name may only hold the characters A-Z a-z 0-9 . _ - and "/" between path segments';
     }
   }

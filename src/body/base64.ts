@@ -16,9 +16,11 @@ import { ownedBuffer } from './owned-buffer.js';
 
 const EQUALS = 0x3d;
 
+const ALPHABET = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/');
+
 /** Value of each base64 character; -1 for others, -2 for ASCII whitespace. */
 const VALUES = new Int8Array(256).fill(-1);
-for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) VALUES[c.charCodeAt(0)] = i;
+for (const [i, c] of ALPHABET.entries()) VALUES[c] = i;
 for (const b of [0x09, 0x0a, 0x0c, 0x0d, 0x20]) VALUES[b] = -2;
 
 /** `data:` (any case) at the start of `bytes`. */
@@ -122,6 +124,28 @@ export function decodeBase64(bytes: Uint8Array, from = 0, to = bytes.length): Bu
     }
   }
   return out;
+}
+
+/** Length of the base64 text of `bytes` bytes, with padding. */
+export const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
+
+/**
+ * Writes `content` as padded base64 into `out` at `at`; returns the index
+ * after it. Into a buffer the caller owns and wipes, where Node's encoder
+ * would return a string.
+ */
+export function encodeBase64Into(content: Uint8Array, out: Uint8Array, at: number): number {
+  let o = at;
+  for (let i = 0; i < content.length; i += 3) {
+    const a = content[i]!;
+    const b = content[i + 1] ?? 0;
+    const c = content[i + 2] ?? 0;
+    out[o++] = ALPHABET[a >> 2]!;
+    out[o++] = ALPHABET[((a & 3) << 4) | (b >> 4)]!;
+    out[o++] = i + 1 < content.length ? ALPHABET[((b & 15) << 2) | (c >> 6)]! : EQUALS;
+    out[o++] = i + 2 < content.length ? ALPHABET[c & 63]! : EQUALS;
+  }
+  return o;
 }
 
 /** An asset's content: its value (checked by base64Problem) unescaped, its data: header dropped, decoded. */

@@ -10,6 +10,8 @@
  * attribute values, which needs no XML parser, and base64 is encoded into
  * a buffer the caller wipes.
  */
+import { isNameCharacter } from '../body/asset-names.js';
+import { base64Length, encodeBase64Into } from '../body/base64.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
 
 const MEDIA_TYPES: Record<string, string> = {
@@ -20,13 +22,12 @@ const MEDIA_TYPES: Record<string, string> = {
   svg: 'image/svg+xml',
   webp: 'image/webp',
 };
-const ALPHABET = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/');
 const HREF = Buffer.from('href=');
 
 export const isSvg = (name: string) => /\.svg$/i.test(name);
 
-/** Bytes an asset name may hold (`A-Za-z0-9._-` and `/`). */
-const nameByte = (b: number) => (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || (b >= 0x2d && b <= 0x39) || b === 0x5f;
+/** Bytes an asset name may hold: those of its segments, and `/`. */
+const nameByte = (b: number) => isNameCharacter(b) || b === 0x2f;
 
 function mediaType(name: string): string | undefined {
   return MEDIA_TYPES[/\.([a-z]+)$/i.exec(name)?.[1]?.toLowerCase() ?? ''];
@@ -35,18 +36,8 @@ function mediaType(name: string): string | undefined {
 /** `data:<type>;base64,<content>` as bytes of a buffer of its own. */
 function dataUrl(type: string, content: Buffer): Buffer {
   const head = Buffer.from(`data:${type};base64,`);
-  const out = ownedBuffer(head.length + Math.ceil(content.length / 3) * 4);
-  head.copy(out);
-  let o = head.length;
-  for (let i = 0; i < content.length; i += 3) {
-    const a = content[i]!;
-    const b = content[i + 1] ?? 0;
-    const c = content[i + 2] ?? 0;
-    out[o++] = ALPHABET[a >> 2]!;
-    out[o++] = ALPHABET[((a & 3) << 4) | (b >> 4)]!;
-    out[o++] = i + 1 < content.length ? ALPHABET[((b & 15) << 2) | (c >> 6)]! : 0x3d;
-    out[o++] = i + 2 < content.length ? ALPHABET[c & 63]! : 0x3d;
-  }
+  const out = ownedBuffer(head.length + base64Length(content.length));
+  encodeBase64Into(content, out, head.copy(out));
   return out;
 }
 
