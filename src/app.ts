@@ -15,6 +15,7 @@ import { clientErrorHandler, frameworkErrorHandler } from './http/client-errors.
 import { errorHandler, HttpError, sendError } from './http/errors.js';
 import { ignoreUnknownExpectations } from './http/expect.js';
 import { fontsRoute, type FontSource } from './http/fonts.js';
+import { AnswerLimits } from './http/answer-limits.js';
 import { generateRoute, type Renderer } from './http/generate.js';
 import { healthRoutes, type HealthSource } from './http/health.js';
 import { registerJsonBody } from './http/json-body.js';
@@ -34,6 +35,8 @@ export interface AppOptions {
   health: HealthSource;
   logger: Logger;
   compileTimeoutMs: number;
+  /** Bounds on answers waiting for their readers; unset: no bound on their total, a 30 s stall cut-off. */
+  answers?: AnswerLimits;
   rateLimit: Omit<RateLimitOptions, 'keys'>;
   /** Proxies whose X-Forwarded-For gives the client address (TRUST_PROXY). */
   trustProxy?: boolean | string[];
@@ -74,6 +77,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
 
+  const answers = options.answers ?? new AnswerLimits({ maxPendingBytes: 0, readerStallMs: 30_000 });
   app.decorateRequest('apiKey', null);
   app.decorateRequest('rateLimitUsage', undefined);
   app.decorateRequest('unavailable', undefined);
@@ -106,6 +110,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         compileMs: request.compileMs === undefined ? undefined : Math.round(request.compileMs * 10) / 10,
         key: request.apiKey?.name,
         unavailable: request.unavailable,
+        outputRefused: request.outputRefused,
         requestBytes: Number(request.headers['content-length']) || undefined,
         responseBytes: Number(reply.getHeader('content-length')) || undefined,
       },
@@ -122,7 +127,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(async (api) => {
     api.addHook('onRequest', authenticate);
-    generateRoute(api, options.renderer);
+    generateRoute(api, options.renderer, answers);
     fontsRoute(api, options.fonts);
   });
 

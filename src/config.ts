@@ -30,6 +30,12 @@ export interface Config {
   workerMaxJobs: number;
   /** Resident memory one worker may hold, in MiB; past it the compile is stopped with 422 (0: no cap). */
   maxWorkerMemoryMb: number;
+  /** Largest PDF answered; a larger one is 422. */
+  maxPdfBytes: number;
+  /** PDF answers held for clients that have not taken them yet, in total; past it new compiles get 503 (0: no bound). */
+  maxPendingAnswersMb: number;
+  /** A client that takes no byte of its answer for this long is cut off. */
+  readerStallTimeoutMs: number;
   /** Operator-provided directory of Typst packages (`<namespace>/<name>/<version>`). */
   packagePath: string | undefined;
   /** Operator's directory of extra fonts, loaded by every worker. */
@@ -246,6 +252,28 @@ export const SETTINGS: readonly Setting[] = [
     meaning:
       'Resident memory one worker may hold while compiling (at least 256, or 0 for no cap); past it the worker is killed and the answer is 422. Read from `/proc` every 50 ms (Linux)',
     read: maxWorkerMemory,
+  },
+  {
+    name: 'MAX_PDF_BYTES',
+    key: 'maxPdfBytes',
+    default: '`104857600` (100 MiB)',
+    meaning: 'Largest PDF answered; a template that makes a larger one gets 422',
+    read: whole(100 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  },
+  {
+    name: 'MAX_PENDING_ANSWERS_MB',
+    key: 'maxPendingAnswersMb',
+    default: '`512`',
+    meaning:
+      'PDF answers the server holds for clients that have not taken them yet, in total (MiB); past it new compiles get 503 until readers catch up (0: no bound)',
+    read: whole(512, 0, 1_048_576),
+  },
+  {
+    name: 'READER_STALL_TIMEOUT_MS',
+    key: 'readerStallTimeoutMs',
+    default: '`30000`',
+    meaning: 'A client that takes no byte of its answer for this long is cut off, and the answer wiped',
+    read: whole(30_000, 100, 600_000),
   },
   {
     name: 'PACKAGE_PATH',

@@ -8,6 +8,7 @@ import { buildApp } from './app.js';
 import { answerServerArgs, ServerArgsError } from './server-args.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { ProcessLimitError, setProcessLimits } from './process-limits.js';
+import { AnswerLimits } from './http/answer-limits.js';
 import { KeyStore } from './http/keys.js';
 import { listenMetrics, ServiceMetrics } from './http/metrics.js';
 import { handleShutdownSignals } from './shutdown.js';
@@ -15,6 +16,7 @@ import { RenderPool } from './render/pool.js';
 import { loadFontCatalog } from './render/fonts/catalog.js';
 import type { FontCatalog } from './render/fonts/types.js';
 import { createSandbox } from './render/sandbox.js';
+import { startReadBufferScrub } from './read-buffer-scrub.js';
 
 function fail(message: string): never {
   process.stderr.write(`typst-pdf-service: ${message}\n`);
@@ -75,15 +77,21 @@ async function main(): Promise<void> {
     queueTimeoutMs: config.queueTimeoutMs,
     maxJobsPerWorker: config.workerMaxJobs,
     memoryLimitBytes: config.maxWorkerMemoryMb * 1024 * 1024,
-    engine: { packagePath: config.packagePath, fonts },
+    engine: { packagePath: config.packagePath, fonts, maxPdfBytes: config.maxPdfBytes },
     env: sandbox.env,
   });
   pool.on('restart', ({ reason }) => logger.warn({ reason }, 'worker replaced'));
   pool.on('started', ({ seconds }) => logger.info({ ms: Math.round(seconds * 1000) }, 'worker started'));
-  const metrics = new ServiceMetrics(pool);
+  const answers = new AnswerLimits({
+    maxPendingBytes: config.maxPendingAnswersMb * 1024 * 1024,
+    readerStallMs: config.readerStallTimeoutMs,
+  });
+  const metrics = new ServiceMetrics(pool, answers);
+  answers.on('stalled', (requestId) => logger.info({ reqId: requestId }, 'reader stalled: answer cut off'));
 
   let closing = false;
   try {
+    await startReadBufferScrub();
     await pool.start();
   } catch (error) {
     await pool.close();
@@ -98,6 +106,7 @@ async function main(): Promise<void> {
     health: { stats: () => pool.stats(), closing: () => closing },
     logger,
     compileTimeoutMs: config.compileTimeoutMs,
+    answers,
     rateLimit: { limit: config.rateLimitPerMinute, windowMs: config.rateLimitWindowMs, redisUrl: config.redisUrl },
     trustProxy: config.trustProxy,
     metrics,

@@ -34,6 +34,12 @@ export function timeoutMessage(timeoutMs: number): string {
   return `Template compilation exceeded the ${seconds} second limit`;
 }
 
+/** 422 for a PDF over MAX_PDF_BYTES. */
+export function pdfTooLargeMessage(maxPdfBytes: number): string {
+  const mb = Math.round((maxPdfBytes / (1024 * 1024)) * 10) / 10;
+  return `The PDF exceeds the ${mb} MB output limit`;
+}
+
 /** The 400 message for a template that did not compile, with its place in the template as sent. */
 export function templateMessage(failure: TemplateFailure): string {
   if (failure.kind === 'data') return `The request's data could not be read by Typst: ${failure.message}`;

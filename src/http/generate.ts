@@ -6,7 +6,10 @@
  * the response is sent.
  */
 import type { FastifyInstance } from 'fastify';
+import { PoolUnavailableError } from '../render/errors.js';
 import type { RenderInput, RenderResult } from '../render/pool.js';
+import { PDF_TOO_LARGE_STATUS } from '../render/protocol.js';
+import type { AnswerLimits } from './answer-limits.js';
 import { requireJsonWithinLimit, type CheckedBody } from './json-body.js';
 
 export interface Renderer {
@@ -45,11 +48,13 @@ declare module 'fastify' {
   }
 }
 
-export function generateRoute(app: FastifyInstance, renderer: Renderer): void {
+export function generateRoute(app: FastifyInstance, renderer: Renderer, answers: AnswerLimits): void {
   app.decorateRequest('compileMs', undefined);
+  app.decorateRequest('outputRefused', undefined);
   app.post<{ Body: CheckedBody }>('/v1/pdf/generate', { onRequest: requireJsonWithinLimit }, async (request, reply) => {
     const { bytes, layout } = request.body;
     reply.wipeAfterResponse(bytes);
+    if (answers.full()) throw new PoolUnavailableError('answers_pending');
     const abort = new AbortController();
     // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
     reply.raw.once('close', () => reply.raw.writableFinished || abort.abort());
@@ -57,12 +62,15 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer): void {
     reply.wipeAfterResponse(result.frame);
     request.compileMs = result.compileMs;
     if (result.kind === 'failed') {
+      if (result.status === PDF_TOO_LARGE_STATUS) request.outputRefused = 'pdf_too_large';
       return reply.code(result.status).type('application/json; charset=utf-8').send(result.errorBody);
     }
     if (result.warnings) reply.header('x-typst-warnings', result.warnings);
-    return reply
-      .code(200)
-      .headers({ 'content-type': 'application/pdf', 'content-disposition': 'inline; filename="document.pdf"' })
-      .send(result.pdf);
+    reply.code(200).headers({
+      'content-type': 'application/pdf',
+      'content-length': String(result.pdf.length),
+      'content-disposition': 'inline; filename="document.pdf"',
+    });
+    return answers.send(request, reply, result.pdf, result.frame.length);
   });
 }

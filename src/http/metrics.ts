@@ -9,6 +9,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AnswerLimits } from './answer-limits.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolStats, RestartReason } from '../render/pool.js';
 
@@ -87,7 +88,14 @@ export class ServiceMetrics {
 
   readonly unavailable = new Counter({
     name: `${PREFIX}unavailable_total`,
-    help: 'Requests answered 503, by reason (queue_full, queue_timeout, client_gone, shutting_down)',
+    help: 'Requests answered 503, by reason (queue_full, queue_timeout, client_gone, shutting_down, answers_pending)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly outputRefused = new Counter({
+    name: `${PREFIX}output_refused_total`,
+    help: 'Answers refused or cut off, by reason (pdf_too_large: 422 past MAX_PDF_BYTES; reader_stalled: a client that took nothing past READER_STALL_TIMEOUT_MS)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
@@ -99,11 +107,12 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
-  constructor(source: MetricsSource) {
+  constructor(source: MetricsSource, answers?: AnswerLimits) {
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     for (const reason of RESTART_REASONS) this.workerRestarts.inc({ reason }, 0);
     source.on('restart', ({ reason }) => this.workerRestarts.inc({ reason }));
     source.on('started', ({ seconds }) => this.workerStart.observe(seconds));
+    answers?.on('stalled', () => this.outputRefused.inc({ reason: 'reader_stalled' }));
     const gauge = (name: string, help: string, read: (stats: PoolStats) => number) =>
       new Gauge({
         name: `${PREFIX}${name}`,
@@ -119,6 +128,7 @@ export class ServiceMetrics {
     gauge('workers_idle', 'Workers ready and waiting for a job', (s) => s.ready - s.busy);
     gauge('workers_configured', 'Workers the pool keeps running', (s) => s.size);
     gauge('workers_spare', 'Spare workers started and waiting to replace one that ends', (s) => s.spare);
+    gauge('pending_answer_bytes', 'Bytes of PDF answers held for clients that have not taken them yet', () => answers?.pendingBytes() ?? 0);
   }
 
   /** onResponse hook: counts the request. Reads only the route, status, sizes and timings. */
@@ -134,6 +144,7 @@ export class ServiceMetrics {
     if (Number.isFinite(answered)) this.responseBytes.observe({ route }, answered);
     if (status === 429) this.rateLimited.inc({ key: request.apiKey?.name ?? 'anonymous' });
     if (request.unavailable) this.unavailable.inc({ reason: request.unavailable });
+    if (request.outputRefused) this.outputRefused.inc({ reason: request.outputRefused });
   };
 
   contentType(): string {

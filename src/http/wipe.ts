@@ -11,6 +11,7 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { discardBody } from '../body/receive.js';
+import { scrubReadBuffer } from '../read-buffer-scrub.js';
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -51,8 +52,14 @@ export function registerWipe(app: FastifyInstance): void {
  * Node's HTTP server reads each connection into buffers of its own and
  * copies the body out of them; a listener added after the server's own
  * (here, on every new connection) makes those reads arrive as buffers we
- * see, and wipes each once the HTTP parser has taken what it needs.
+ * see, and wipes each once the HTTP parser has taken what it needs. The
+ * native buffer of the last read is replaced by zeros after every answer
+ * and every closed connection (read-buffer-scrub.ts), whatever the outcome.
  */
 export function wipeSocketReads(server: Server): void {
-  server.on('connection', (socket) => socket.on('data', (chunk: Buffer) => chunk.fill(0)));
+  server.on('connection', (socket) => {
+    socket.on('data', (chunk: Buffer) => chunk.fill(0));
+    socket.on('close', scrubReadBuffer);
+  });
+  server.on('request', (_request, response) => response.once('close', scrubReadBuffer));
 }

@@ -42,6 +42,9 @@ const MAIN_FILES = ['/~template-a.typ', '/~template-b.typ'] as const;
 /** The syntax probe (see hasSyntaxErrors) is parsed under a name of its own, for the same reason. */
 const PROBE_FILE = '/~probe.typ';
 const DATA_FILE = '/~data.json';
+/** Compiled after each job to make the compiler let go of the job's files (see clean). */
+const BLANK_FILE = '/~blank.typ';
+const EMPTY = Buffer.alloc(0);
 
 /**
  * The one line put before the template. It binds `data` exactly as Typst's
@@ -63,6 +66,8 @@ export interface EngineOptions {
   packagePath?: string;
   /** Font files and families (catalog.ts); without them only Typst's own fonts exist. */
   fonts?: FontCatalog;
+  /** Largest PDF answered (MAX_PDF_BYTES); the worker answers 422 past it. */
+  maxPdfBytes?: number;
 }
 
 /** One compile: the request body and where its fields are. */
@@ -135,8 +140,20 @@ export class TypstEngine {
     }
   }
 
-  /** Drops the job's files and every memoized result, so nothing reaches the next job. */
+  /**
+   * Drops the job's files and every memoized result, so nothing reaches the
+   * next job and nothing stays while the worker waits for it. Unmapping the
+   * files and evicting the cache is not enough: the compiler's file cache
+   * keeps what the last compile read (the data, the template, each asset,
+   * parsed and as bytes) until it compiles again. A compile of an empty file
+   * of its own makes it let them go, and the workers' malloc settings
+   * (sandbox.ts) wipe what is freed.
+   */
   clean(): void {
+    this.compiler.resetShadow();
+    this.compiler.evictCache(0);
+    this.compiler.mapShadow(VIRTUAL_ROOT + BLANK_FILE, EMPTY);
+    this.compiler.compile({ mainFilePath: VIRTUAL_ROOT + BLANK_FILE });
     this.compiler.resetShadow();
     this.compiler.evictCache(0);
     this.dirty = false;

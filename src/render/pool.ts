@@ -22,6 +22,7 @@ import { FrameReader, FrameType, readOutcome, writeJob, type Frame } from './fra
 import { JobQueue, release, type Waiting } from './job-queue.js';
 import { residentBytes, watchAllocationFailure } from './memory-watch.js';
 import type { ControlMessage } from './protocol.js';
+import { scrubReadBuffer } from '../read-buffer-scrub.js';
 
 export interface PoolOptions {
   size: number;
@@ -267,6 +268,8 @@ export class RenderPool extends EventEmitter {
     }
     if (frame.type === FrameType.Done || frame.type === FrameType.Failed) {
       this.finish(slot, frame);
+      // The outcome was read through Node's read buffer: an answer nobody waits for any more is not answered, so scrub here too.
+      scrubReadBuffer();
       return;
     }
     frame.bytes.fill(0);

@@ -24,4 +24,7 @@ export type TemplateFailure =
     }
   | { kind: 'data'; message: string };
 
+/** The status a worker answers for a PDF over MAX_PDF_BYTES: the only 422 a worker answers itself (its others are 400). */
+export const PDF_TOO_LARGE_STATUS = 422;
+
 export type ControlMessage = { type: 'ready' } | { type: 'fatal'; message: string };

@@ -9,26 +9,33 @@ import { openSync, readSync } from 'node:fs';
 import { Socket, type SocketConstructorOpts } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { jsonErrorBody } from '../body/error-body.js';
-import { templateMessage, warningsHeader } from '../messages.js';
+import { pdfTooLargeMessage, templateMessage, warningsHeader } from '../messages.js';
 import type { EngineOptions, TypstEngine } from './engine.js';
 import { frameOnRead, FrameType, readJob, writeDone, writeFailed, writeStarted, type Frame } from './frames.js';
 import { PAGE_BYTES } from './memory-watch.js';
-import type { ControlMessage } from './protocol.js';
+import { type ControlMessage, PDF_TOO_LARGE_STATUS } from './protocol.js';
 
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
 const FRAME_FD = 3;
 
 /**
- * After a failed template: Typst's diagnostics became JavaScript strings
- * here (the binding gives them no other way), and they quote the template.
- * V8 keeps the subject of the last regular expression match alive
- * (`RegExp.lastMatch`), so a match on a constant string lets it go; then a
- * full collection frees them all, and `--clear-free-memory` (see pool.ts)
- * zero-fills what it frees.
+ * After a failed template, or warnings: Typst's diagnostics became
+ * JavaScript strings here (the binding gives them no other way), and they
+ * quote the template. V8 keeps the subject of the last regular expression
+ * match alive (`RegExp.lastMatch`), so a match on a constant string lets it
+ * go. A regular full collection would then free the strings but leave the
+ * young generation's dead ones in its idle half, which V8 never clears; a
+ * last-resort collection also gives those pages back, and
+ * `--clear-free-memory` (see pool.ts) zero-fills what it frees in the old
+ * generation. About 10 ms of the worker's time, after the answer is sent.
  */
-function forgetErrorStrings(): void {
+function forgetStrings(): void {
   /x/.exec('x');
-  (globalThis as { gc?: (options: { type: 'major'; execution: 'sync' }) => void }).gc?.({ type: 'major', execution: 'sync' });
+  (globalThis as { gc?: (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void }).gc?.({
+    type: 'major',
+    execution: 'sync',
+    flavor: 'last-resort',
+  });
 }
 
 /** This process's resident memory, from /proc/self/statm kept open (one read per job). */
@@ -107,7 +114,13 @@ async function main(): Promise<void> {
     const begun = performance.now();
     const outcome = engine.render(readJob(frame));
     const report = { compileMs: performance.now() - begun, residentBytes: residentBytes() };
-    if (outcome.ok) {
+    const maxPdfBytes = options.maxPdfBytes ?? Number.POSITIVE_INFINITY;
+    if (outcome.ok && outcome.pdf.length > maxPdfBytes) {
+      // Refused here, so an oversized PDF never crosses the pipe; the server counts a 422 frame as this refusal.
+      outcome.pdf.fill(0);
+      const body = jsonErrorBody(pdfTooLargeMessage(maxPdfBytes));
+      writeFailed(pipe, frame.id, report, PDF_TOO_LARGE_STATUS, body, () => body.fill(0));
+    } else if (outcome.ok) {
       const warnings = Buffer.from(outcome.warnings.length > 0 ? warningsHeader(outcome.warnings) : '', 'latin1');
       writeDone(pipe, frame.id, report, warnings, outcome.pdf, () => outcome.pdf.fill(0));
     } else {
@@ -118,8 +131,8 @@ async function main(): Promise<void> {
     frame.bytes.fill(0);
     // The answer is on its way; the cache eviction still ends this job, before the next one is read.
     engine.clean();
-    // Once this function has returned, nothing refers to the message any more.
-    if (!outcome.ok) setImmediate(forgetErrorStrings);
+    // Once this function has returned, nothing refers to the message or the warnings any more.
+    if (!outcome.ok || outcome.warnings.length > 0) setImmediate(forgetStrings);
   }
 }
 

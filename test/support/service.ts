@@ -95,6 +95,7 @@ export function isAlive(pid: number): boolean {
 export interface GenerateOptions {
   key?: string | null;
   headers?: Record<string, string>;
+  signal?: AbortSignal;
 }
 
 /** POSTs a generate request; `body` objects are sent as JSON. */
@@ -106,6 +107,7 @@ export async function generate(service: Service, body: unknown, options: Generat
     method: 'POST',
     headers,
     body: (typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body)) as BodyInit,
+    signal: options.signal,
   });
 }
 

@@ -1,0 +1,83 @@
+/**
+ * Answers that wait for their readers. A PDF is held in the server from the
+ * moment its worker sends it until its client has taken the last byte (or
+ * left): clients that read slowly, or not at all, would otherwise pile up
+ * memory without bound.
+ *
+ * - The PDFs held are bounded in total (MAX_PENDING_ANSWERS_MB): past the
+ *   bound, new compiles are refused with 503 until readers catch up.
+ * - A client that takes no byte for READER_STALL_TIMEOUT_MS is cut off; its
+ *   answer is wiped like any other (http/wipe.ts).
+ *
+ * A large PDF is written in slices, so that each slice the client takes
+ * counts as progress (one write of the whole PDF would only complete at its
+ * last byte, and a slow but steady reader would look stalled).
+ */
+import { EventEmitter } from 'node:events';
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set when the PDF was over MAX_PDF_BYTES (422), for the log and metrics. */
+    outputRefused?: 'pdf_too_large';
+  }
+}
+
+const SLICE_BYTES = 1024 * 1024;
+
+export interface AnswerLimitOptions {
+  /** Bytes of answers held for their readers before new compiles are refused (0: no bound). */
+  maxPendingBytes: number;
+  readerStallMs: number;
+}
+
+/**
+ * Emits 'stalled' (with the request id) for each reader cut off: the
+ * response never finishes, so no onResponse hook sees it.
+ */
+export class AnswerLimits extends EventEmitter<{ stalled: [requestId: string] }> {
+  private held = 0;
+
+  constructor(private readonly options: AnswerLimitOptions) {
+    super();
+  }
+
+  /** The answers held for their readers are at the bound: a new compile is refused. */
+  full(): boolean {
+    return this.options.maxPendingBytes > 0 && this.held >= this.options.maxPendingBytes;
+  }
+
+  /** Bytes of answers held for their readers now. */
+  pendingBytes(): number {
+    return this.held;
+  }
+
+  /**
+   * Sends `pdf` as the answer, counting `heldBytes` (the buffer it is a
+   * view of) until the response is done, and cutting off a reader that
+   * stalls.
+   */
+  send(request: FastifyRequest, reply: FastifyReply, pdf: Buffer, heldBytes: number): FastifyReply {
+    this.held += heldBytes;
+    reply.raw.once('close', () => (this.held -= heldBytes));
+    const socket = request.raw.socket;
+    const onStall = () => {
+      this.emit('stalled', request.id);
+      socket.destroy();
+    };
+    // Node's socket timeout counts a write the kernel is still taking as activity; once the
+    // answer is finished, Node replaces this timeout with its keep-alive timeout.
+    // (A request made with app.inject has a stand-in socket without timeouts.)
+    socket.setTimeout?.(this.options.readerStallMs);
+    socket.on('timeout', onStall);
+    reply.raw.once('close', () => socket.off('timeout', onStall));
+    if (pdf.length <= SLICE_BYTES) return reply.send(pdf);
+    return reply.send(Readable.from(slices(pdf), { objectMode: false }));
+  }
+}
+
+/** Views of `bytes`, SLICE_BYTES each: no copy, so wiping the buffer wipes them all. */
+function* slices(bytes: Buffer): Generator<Buffer> {
+  for (let at = 0; at < bytes.length; at += SLICE_BYTES) yield bytes.subarray(at, at + SLICE_BYTES);
+}

@@ -1,0 +1,128 @@
+/**
+ * Output limits through the real service: a PDF over MAX_PDF_BYTES is 422
+ * from the worker (which stays), answers nobody reads are bounded in total
+ * (new compiles get 503 past MAX_PENDING_ANSWERS_MB), a client that takes
+ * nothing is cut off after READER_STALL_TIMEOUT_MS, and what is cut off is
+ * wiped: server memory comes back, and the PDF's title is nowhere in it.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { NO_RATE_LIMIT } from './support/hostile.js';
+import { encodings, scanMemory } from './support/memory-scan.js';
+import { delta, scrape } from './support/metrics.js';
+import { head, open } from './support/raw-http.js';
+import { generate, startService, type Service } from './support/service.js';
+
+/** A template of `pages` pages with `title` in the PDF's metadata (about 300 bytes a page). */
+const manyPages = (pages: number, title: string) => ({
+  data: {},
+  template: `#set document(title: "${title}")\n#for i in range(${pages}) { [#i]; pagebreak() }`,
+});
+
+function residentMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+describe('MAX_PDF_BYTES', () => {
+  let service: Service;
+  before(async () => {
+    service = await startService({ ...NO_RATE_LIMIT, MAX_PDF_BYTES: String(1024 * 1024) });
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  it('answers 422 for a larger PDF, counts it, and keeps the worker', async () => {
+    const metrics = `${service.url}/metrics`;
+    const before = (await scrape(metrics)).samples;
+    const pids = service.workerPids().sort();
+    const res = await generate(service, manyPages(20_000, 'big'));
+    assert.equal(res.status, 422);
+    assert.deepEqual(await res.json(), { error: 'The PDF exceeds the 1 MB output limit' });
+    const small = await generate(service, manyPages(10, 'small'));
+    assert.equal(small.status, 200);
+    await small.arrayBuffer();
+    const after = (await scrape(metrics)).samples;
+    assert.equal(delta(before, after, 'typst_pdf_output_refused_total{reason="pdf_too_large"}'), 1);
+    assert.deepEqual(service.workerPids().sort(), pids, 'no worker was replaced');
+  });
+});
+
+describe('answers nobody reads', () => {
+  let service: Service;
+  const STALL_MS = 2000;
+  before(async () => {
+    service = await startService({ ...NO_RATE_LIMIT, MAX_PENDING_ANSWERS_MB: '16', READER_STALL_TIMEOUT_MS: String(STALL_MS) });
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  it('are bounded in total, cut off when stalled, wiped, and the service goes on', async (t) => {
+    const metrics = `${service.url}/metrics`;
+    const before = (await scrape(metrics)).samples;
+    const pid = service.process.pid!;
+    const idleMiB = residentMiB(pid);
+    const title = `UNREAD${randomBytes(9).toString('hex')}`;
+    // About 8 MB each: once two are held, the bound of 16 MiB is reached.
+    const body = Buffer.from(JSON.stringify(manyPages(20_000, title)));
+    const sockets: Socket[] = [];
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const socket = await open(service);
+      sockets.push(socket);
+      socket.on('error', () => undefined);
+      // Takes the first bytes of the answer, enough to see its status, then nothing more.
+      const status = new Promise<number>((resolve) => {
+        socket.once('data', (chunk: Buffer) => {
+          socket.pause();
+          resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(chunk.toString('latin1'))?.[1] ?? 0));
+        });
+        socket.once('close', () => resolve(0));
+      });
+      socket.write(head({ 'content-length': body.length, connection: 'keep-alive' }));
+      socket.write(body);
+      statuses.push(await status);
+    }
+    const peakMiB = residentMiB(pid);
+    t.diagnostic(
+      `statuses ${statuses.join(' ')}; server RSS idle ${idleMiB.toFixed(0)} MiB, with the answers held ${peakMiB.toFixed(0)} MiB`,
+    );
+    assert.ok(statuses.filter((s) => s === 200).length >= 2, 'answers up to the bound were sent');
+    assert.ok(statuses.includes(503), 'compiles past the bound were refused');
+    assert.ok(
+      statuses.every((s) => s === 200 || s === 503),
+      `only 200 and 503: ${statuses}`,
+    );
+    assert.ok(peakMiB - idleMiB < 300, `server RSS grew by ${(peakMiB - idleMiB).toFixed(0)} MiB`);
+
+    // The stalled readers are cut off (Node's socket timeout may take up to twice its time:
+    // it first checks whether the kernel took more bytes), and a new compile is served again.
+    const held = async () => (await scrape(metrics)).samples.get('typst_pdf_pending_answer_bytes');
+    for (let waited = 0; (await held()) !== 0; waited += 200) {
+      assert.ok(waited < STALL_MS * 5, 'stalled answers were cut off');
+      await sleep(200);
+    }
+    const res = await generate(service, manyPages(3, 'after'));
+    assert.equal(res.status, 200);
+    await res.arrayBuffer();
+    const after = (await scrape(metrics)).samples;
+    assert.equal(
+      delta(before, after, 'typst_pdf_output_refused_total{reason="reader_stalled"}'),
+      statuses.filter((s) => s === 200).length,
+      'every unread answer was cut off and counted',
+    );
+    assert.ok(delta(before, after, 'typst_pdf_unavailable_total{reason="answers_pending"}') >= 1, 'refusals counted');
+    for (const socket of sockets) socket.destroy();
+    t.diagnostic(`server RSS once they were cut off: ${residentMiB(pid).toFixed(0)} MiB`);
+
+    await sleep(300);
+    const hits = scanMemory(pid, encodings(title));
+    assert.equal(hits.length, 0, 'the answers cut off were wiped');
+  });
+});
