@@ -88,7 +88,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler(options.compileTimeoutMs));
   app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));
   // Counts every /v1 request first, before auth and before the body is read.
-  const rateLimitHealth = await registerRateLimit(app, { keys: options.keys, ...options.rateLimit });
+  const rateLimitHealth = registerRateLimit(app, { keys: options.keys, ...options.rateLimit });
   // An unknown path is answered (counted, with rate-limit headers) before its body is read (Fastify would otherwise parse it first).
   app.addHook('onRequest', async (request) => {
     if (request.is404) throw new HttpError(404, MESSAGES.notFound);

@@ -46,8 +46,12 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Length of the fixed rate-limit window (one minute; shorter only for tests). */
   rateLimitWindowMs: number;
+  /** Client addresses (of requests without a valid key) whose rate-limit counts are kept at once. */
+  rateLimitAddresses: number;
   /** Redis shared by all instances for the rate-limit counters; unset: counters in memory. */
   redisUrl: string | undefined;
+  /** Longest wait for one Redis command before the instance counts on its own. */
+  redisTimeoutMs: number;
   /** Proxies whose X-Forwarded-For is believed: false (none), true (any), or addresses, CIDRs and proxy-addr names. */
   trustProxy: boolean | string[];
   /** Port of a separate /metrics listener; undefined: /metrics is served on the API port. */
@@ -311,12 +315,28 @@ export const SETTINGS: readonly Setting[] = [
     read: whole(60_000, 100, 3_600_000),
   },
   {
+    name: 'RATE_LIMIT_ADDRESSES',
+    key: 'rateLimitAddresses',
+    default: '`10000`',
+    meaning:
+      'Client addresses (of requests without a valid key) whose counts are kept at once; past it, the address unseen for longest starts again from zero. Keys are counted apart and never forgotten',
+    read: whole(10_000, 100, 10_000_000),
+  },
+  {
     name: 'REDIS_URL',
     key: 'redisUrl',
     default: '(none)',
     meaning: '`redis://[:password@]host:port[/db]` (or `rediss://`): rate-limit counters shared by all instances',
     read: redisUrl,
     secret: true,
+  },
+  {
+    name: 'REDIS_TIMEOUT_MS',
+    key: 'redisTimeoutMs',
+    default: '`300`',
+    meaning:
+      'Longest wait for Redis; past it (or when its connection drops) the instance counts on its own from the counts Redis last gave, checks Redis every second, and gives it back what it counted when it answers',
+    read: whole(300, 10, 60_000),
   },
   {
     name: 'TRUST_PROXY',

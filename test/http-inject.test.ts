@@ -50,7 +50,7 @@ before(async () => {
     },
     logger: pino({ level: 'silent' }),
     compileTimeoutMs: 10_000,
-    rateLimit: { limit: 1000, windowMs: 60_000 },
+    rateLimit: { limit: 1000, windowMs: 60_000, maxAddresses: 10_000, redisTimeoutMs: 300 },
   });
 });
 after(async () => {

@@ -2,11 +2,13 @@
  * Rate limits against a real Redis and real service instances: one budget
  * shared by two instances, the headers on every status, 429's answer,
  * per-key plans, the window boundary, client addresses behind a proxy,
- * and failing open while Redis is down, then sharing again.
+ * counters of keys that other traffic cannot evict, and Redis outages
+ * (killed, restarted empty, hanging) that neither stall requests nor hand
+ * out a fresh budget.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { RedisServer } from './support/redis.js';
 import {
@@ -338,6 +340,17 @@ describe('client addresses', () => {
   });
 });
 
+/** Answers `count` requests of TEST_KEY one after the other: statuses and X-RateLimit-Remaining. */
+async function answers(service: Service, count = 1): Promise<Array<{ status: number; remaining: number }>> {
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const res = await generate(service, NOT_COMPILED);
+    await res.arrayBuffer();
+    out.push({ status: res.status, remaining: rateLimitHeaders(res).remaining });
+  }
+  return out;
+}
+
 describe('Redis outage', () => {
   let redis: RedisServer;
   let a: Service;
@@ -350,32 +363,26 @@ describe('Redis outage', () => {
     await redis?.stop();
   });
 
-  it('serves on with per-instance counters while Redis is down, logs it once, and shares again when it returns', async () => {
-    const remainingOf = async (service: Service) => {
-      const res = await generate(service, NOT_COMPILED);
-      return { status: res.status, remaining: rateLimitHeaders(res).remaining };
-    };
+  it('serves on from the counts Redis last gave while it is down, logs it once, and writes the counts back when it returns empty', async () => {
     // Shared: the two instances draw on one budget.
     assert.deepEqual(
-      [await remainingOf(a), await remainingOf(b), await remainingOf(a)].map((r) => r.remaining),
+      [...(await answers(a)), ...(await answers(b)), ...(await answers(a))].map((r) => r.remaining),
       [9, 8, 7],
     );
 
     await redis.stop();
     await Promise.all([waitShared(a, false), waitShared(b, false)]);
-    // Fail open: every request is answered, each instance counting on its own from zero.
-    const downA = [];
-    for (let i = 0; i < 12; i++) downA.push(await remainingOf(a));
+    // Every request is answered; each instance goes on from the last count Redis gave it, never from zero.
+    const downA = await answers(a, 12);
     assert.deepEqual(
       downA.map((r) => r.status),
-      [...Array(10).fill(400), 429, 429],
+      [...Array(7).fill(400), ...Array(5).fill(429)],
     );
     assert.deepEqual(
       downA.slice(0, 3).map((r) => r.remaining),
-      [9, 8, 7],
+      [6, 5, 4],
     );
-    const downB = await remainingOf(b);
-    assert.deepEqual(downB, { status: 400, remaining: 9 });
+    assert.deepEqual(await answers(b), [{ status: 400, remaining: 7 }]);
     const ready = await fetch(`${a.url}/readyz`);
     assert.equal(ready.status, 200, 'an instance without Redis is still ready: the limit fails open');
     assert.deepEqual(((await ready.json()) as { rateLimit: unknown }).rateLimit, { store: 'redis', shared: false });
@@ -384,15 +391,175 @@ describe('Redis outage', () => {
 
     await redis.start();
     await Promise.all([waitShared(a, true), waitShared(b, true)]);
-    // Shared again (the restarted Redis starts empty).
-    assert.deepEqual(
-      [await remainingOf(b), await remainingOf(a), await remainingOf(b)].map((r) => r.remaining),
-      [9, 8, 7],
-    );
+    // Shared again: the restarted Redis started empty, but got back what the instances counted, so the budget is still spent.
+    assert.deepEqual([...(await answers(b)), ...(await answers(a)), ...(await answers(b))], Array(3).fill({ status: 429, remaining: 0 }));
     await logsWritten();
     for (const service of [a, b]) {
       assert.equal(countLines(service.output(), OUTAGE), 1, 'the outage is logged once');
       assert.equal(countLines(service.output(), SHARING), 2, 'sharing is logged at start and on return');
+    }
+  });
+
+  it('a key spent on one instance stays spent on another after Redis restarts empty', async () => {
+    // A key of its own, spent through instance a alone (b never counted it).
+    const key = 'key-spent-before-a-restart';
+    const [c, d] = await Promise.all([
+      startService({ REDIS_URL: redis.url, WORKERS: '1', RATE_LIMIT_PER_MINUTE: '5', API_KEYS: key }),
+      startService({ REDIS_URL: redis.url, WORKERS: '1', RATE_LIMIT_PER_MINUTE: '5', API_KEYS: key }),
+    ]);
+    try {
+      await Promise.all([waitShared(c, true), waitShared(d, true)]);
+      const spent = [];
+      for (let i = 0; i < 6; i++) spent.push((await generate(c, NOT_COMPILED, { key })).status);
+      assert.deepEqual(spent, [400, 400, 400, 400, 400, 429]);
+
+      await redis.stop();
+      await redis.start();
+      await Promise.all([waitShared(c, true), waitShared(d, true)]);
+      const onD = await generate(d, NOT_COMPILED, { key });
+      assert.equal(onD.status, 429, 'the restarted Redis was given the count back');
+      assert.equal((await generate(c, NOT_COMPILED, { key })).status, 429);
+    } finally {
+      await Promise.all([c.stop(), d.stop()]);
+    }
+  });
+});
+
+/** Sends a request every `everyMs` for `forMs`, one at a time, and returns each one's status and time taken. */
+async function timedAnswers(service: Service, forMs: number, everyMs: number): Promise<Array<{ status: number; ms: number }>> {
+  const out = [];
+  const end = Date.now() + forMs;
+  while (Date.now() < end) {
+    const started = performance.now();
+    const res = await generate(service, NOT_COMPILED);
+    await res.arrayBuffer();
+    const ms = performance.now() - started;
+    out.push({ status: res.status, ms });
+    await new Promise((r) => setTimeout(r, Math.max(0, everyMs - ms)));
+  }
+  return out;
+}
+
+describe('Redis hanging (SIGSTOP)', () => {
+  const TIMEOUT_MS = 1000;
+  /** An answer slower than this waited on Redis (a local answer takes milliseconds). */
+  const STALLED_MS = 400;
+  let redis: RedisServer;
+  let a: Service;
+  let b: Service;
+  before(async () => {
+    ({ redis, a, b } = await startSharingPair({ RATE_LIMIT_PER_MINUTE: '5', REDIS_TIMEOUT_MS: String(TIMEOUT_MS) }));
+  });
+  after(async () => {
+    redis?.resume();
+    await Promise.all([a?.stop(), b?.stop()]);
+    await redis?.stop();
+  });
+
+  it('adds what an instance counted during the hang back to the shared count', async () => {
+    assert.deepEqual(await answers(a), [{ status: 400, remaining: 4 }]);
+    redis.pause();
+    // Counted by a alone, on from the shared count.
+    assert.deepEqual(
+      (await answers(a, 2)).map((r) => r.remaining),
+      [3, 2],
+    );
+    await waitShared(a, false);
+    redis.resume();
+    await waitShared(a, true);
+    // b sees a's two requests: at least 1 + 2 + this one counted (the request in flight when Redis stopped may count twice).
+    const [onB] = await answers(b);
+    assert.equal(onB!.status, 400);
+    assert.ok(onB!.remaining <= 1, `remaining ${onB!.remaining}`);
+  });
+
+  it('a spent key stays spent while Redis hangs and after, and only the first request of the outage waits for Redis', async () => {
+    // Spent, and both instances know it.
+    while ((await answers(a))[0]!.status !== 429);
+    assert.deepEqual(await answers(b), [{ status: 429, remaining: 0 }]);
+
+    redis.pause();
+    const [onA, onB] = await Promise.all([timedAnswers(a, 3000, 100), timedAnswers(b, 3000, 100)]);
+    for (const [name, timed] of [
+      ['a', onA],
+      ['b', onB],
+    ] as const) {
+      assert.deepEqual(new Set(timed.map((r) => r.status)), new Set([429]), `${name}: no request served beyond the budget`);
+      const stalled = timed.filter((r) => r.ms >= STALLED_MS);
+      assert.ok(
+        stalled.length <= 1,
+        `${name}: ${stalled.length} of ${timed.length} requests waited: ${timed.map((r) => Math.round(r.ms))}`,
+      );
+      assert.ok(Math.max(...timed.map((r) => r.ms)) < TIMEOUT_MS + 1000, `${name}: no request waits much past REDIS_TIMEOUT_MS`);
+    }
+    const ready = (await readiness(a)).rateLimit;
+    assert.deepEqual(ready, { store: 'redis', shared: false });
+
+    redis.resume();
+    await Promise.all([waitShared(a, true), waitShared(b, true)]);
+    assert.deepEqual([...(await answers(a)), ...(await answers(b))], Array(2).fill({ status: 429, remaining: 0 }));
+  });
+});
+
+/** GET /v1/fonts without a key over a connection from `localAddress`; resolves to the status. */
+function keylessFrom(
+  service: Service,
+  options: { localAddress?: string; agent?: Agent; headers?: Record<string, string> },
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL('/v1/fonts', service.url), {
+      localAddress: options.localAddress,
+      agent: options.agent ?? false,
+      headers: options.headers,
+    });
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('counters of keys are never evicted by other traffic', () => {
+  const LIMIT = 5;
+  const CLIENTS = 10_000;
+
+  async function spend(service: Service): Promise<void> {
+    assert.deepEqual(
+      (await answers(service, LIMIT + 1)).map((r) => r.status),
+      [...Array(LIMIT).fill(400), 429],
+    );
+  }
+
+  it('a spent key stays spent after 10,000 keyless clients from distinct loopback addresses', async () => {
+    const service = await startService({ WORKERS: '1', RATE_LIMIT_PER_MINUTE: String(LIMIT) });
+    try {
+      await spend(service);
+      const started = Date.now();
+      // 127.1.0.0 to 127.1.39.15: each a loopback address of its own.
+      const statuses = await inParallel(CLIENTS, 32, (i) => keylessFrom(service, { localAddress: `127.1.${i >> 8}.${i & 255}` }));
+      assert.ok(Date.now() - started < 30_000);
+      assert.deepEqual(new Set(statuses), new Set([401]), 'each client has a budget of its own');
+      assert.deepEqual(await answers(service), [{ status: 429, remaining: 0 }]);
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it('a spent key stays spent after one connection sent 10,000 forwarded addresses (TRUST_PROXY=true)', async () => {
+    const service = await startService({ WORKERS: '1', RATE_LIMIT_PER_MINUTE: String(LIMIT), TRUST_PROXY: 'true' });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      await spend(service);
+      const statuses = await inParallel(CLIENTS, 16, (i) =>
+        keylessFrom(service, { agent, headers: { 'x-forwarded-for': `198.18.${i >> 8}.${i & 255}` } }),
+      );
+      assert.deepEqual(new Set(statuses), new Set([401]));
+      assert.deepEqual(await answers(service), [{ status: 429, remaining: 0 }]);
+    } finally {
+      agent.destroy();
+      await service.stop();
     }
   });
 });

@@ -2,7 +2,8 @@
  * The rate limit of every request under /v1: a fixed window per API key
  * (RATE_LIMIT_PER_MINUTE, or the key's own `limit=`), and per client address
  * for requests without a valid key, so that 401s are counted and answered
- * with the same headers.
+ * with the same headers. Where the counts live, and what happens when Redis
+ * fails, is rate-limit-counter.ts.
  *
  * The request is counted in an onRequest hook that runs before auth and
  * before the body is read; past the limit it is answered 429 at once. The
@@ -15,15 +16,19 @@ import { clientBucket } from './client-address.js';
 import { MESSAGES } from '../messages.js';
 import { HttpError } from './errors.js';
 import type { KeyStore } from './keys.js';
-import { RateLimitCounter, type RateLimitHealth } from './rate-limit-counter.js';
+import { RateLimitCounter, type RateLimitHealth, type Subject } from './rate-limit-counter.js';
 
 export interface RateLimitOptions {
   keys: KeyStore;
   /** Requests per window for keys without their own limit and for client addresses. */
   limit: number;
   windowMs: number;
+  /** Client addresses whose counts are kept at once (RATE_LIMIT_ADDRESSES); keys' counts are never dropped. */
+  maxAddresses: number;
   /** Redis shared by all instances; unset: counters in this process. */
   redisUrl?: string;
+  /** Longest wait for Redis before this instance counts on its own (REDIS_TIMEOUT_MS). */
+  redisTimeoutMs: number;
 }
 
 interface RateLimitUsage {
@@ -43,16 +48,16 @@ declare module 'fastify' {
 const COUNTED = /^\/v1(?:[/?#]|$)/;
 
 /** Adds the rate-limit hooks to `app` and returns the state of the counters' store, for /readyz. */
-export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<() => RateLimitHealth> {
-  const counter = await RateLimitCounter.create(app, { windowMs: options.windowMs, redisUrl: options.redisUrl });
+export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): () => RateLimitHealth {
+  const counter = RateLimitCounter.create(app, options);
 
   app.addHook('onRequest', async (request) => {
     if (!COUNTED.test(request.url)) return;
     const key = identify(request, options.keys);
-    const subject = key
-      ? { bucket: key.bucket, limit: key.limit ?? options.limit }
-      : { bucket: `addr:${clientBucket(request.ip)}`, limit: options.limit };
-    const count = await counter.count(request, subject);
+    const subject: Subject = key
+      ? { kind: 'key', bucket: key.bucket, limit: key.limit ?? options.limit }
+      : { kind: 'address', bucket: `addr:${clientBucket(request.ip)}`, limit: options.limit };
+    const count = await counter.count(subject);
     request.rateLimitUsage = {
       limit: subject.limit,
       remaining: count.remaining,

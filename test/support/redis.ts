@@ -1,7 +1,7 @@
 /**
  * A real Redis for tests: `redis-server` on a free loopback port, without
  * persistence, stopped by its own process id. It can be stopped and started
- * again on the same port to test outages.
+ * again on the same port (empty), or paused and resumed, to test outages.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -64,6 +64,16 @@ export class RedisServer {
         reject(new Error(`redis-server exited with ${code}:\n${output}`));
       });
     });
+  }
+
+  /** Freezes this redis-server (SIGSTOP): its connections stay open, but nothing is answered until resume(). */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** Lets a paused redis-server go on (SIGCONT): it answers what it was sent meanwhile. */
+  resume(): void {
+    this.child?.kill('SIGCONT');
   }
 
   /** Stops this redis-server (SIGKILL: an outage, not a clean shutdown) and waits for it to exit. */
