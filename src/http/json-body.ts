@@ -10,7 +10,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from '../body/error-body.js';
-import { checkBody, type BodyLayout } from '../body/json-check.js';
+import { checkBody, type BodyLayout, type CheckOptions } from '../body/json-check.js';
 import { BodyIncompleteError, BodyTooLargeError, receiveBody } from '../body/receive.js';
 import { MAX_BODY_BYTES } from '../config.js';
 import { MESSAGES, unsupportedEncoding } from '../messages.js';
@@ -22,7 +22,7 @@ export interface CheckedBody {
   layout: BodyLayout;
 }
 
-export function registerJsonBody(app: FastifyInstance): void {
+export function registerJsonBody(app: FastifyInstance, options: CheckOptions): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', (request, payload, done) => {
     const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
@@ -30,7 +30,7 @@ export function registerJsonBody(app: FastifyInstance): void {
       (bytes) => {
         let check: ReturnType<typeof checkBody>;
         try {
-          check = checkBody(bytes);
+          check = checkBody(bytes, options);
         } catch (error) {
           bytes.fill(0);
           return done(error as Error, undefined);
