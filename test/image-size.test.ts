@@ -11,7 +11,9 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { Base64Reader } from '../src/body/base64.js';
+import { errorBody } from '../src/body/error-body.js';
 import { BytesReader, type ByteReader, declaredSizes, oversizedImage } from '../src/body/image-size.js';
+import { checkBody } from '../src/body/json-check.js';
 import { solidPng } from './support/png.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
@@ -170,7 +172,7 @@ describe('image headers: sizes of real and hand-made images', () => {
     }
   });
 
-  it('reads the 34-byte GIF that declares 65535 × 65535, and a 30000² PNG header', () => {
+  it('reads a GIF of under 40 bytes that declares 65535 × 65535, and a 30000² PNG header', () => {
     const bomb = gif([65535, 65535], [65535, 65535]);
     assert.ok(bomb.length <= 40);
     assert.deepEqual(oversizedImage(new BytesReader(bomb), 100e6), { width: 65535, height: 65535 });
@@ -296,5 +298,33 @@ describe('image headers on hostile bytes', () => {
     const counting = new Counting(new BytesReader(bytes), bytes.length);
     assert.deepEqual(declaredSizes(counting), [{ width: 50000, height: 70000 % 65536 }]);
     assert.ok(counting.calls <= 2 * bytes.length);
+  });
+});
+
+describe('the body check refuses an image asset over the limit, naming it as sent', () => {
+  const answer = (assets: string, maxImagePixels: number) => {
+    const body = Buffer.from(`{"data":{},"template":"","assets":{${assets}}}`);
+    const check = checkBody(body, { maxImagePixels });
+    return check.ok ? 'ok' : errorBody(body, check.error).toString();
+  };
+
+  it('with the limit given, an escaped name, a data: URL and base64 with whitespace', () => {
+    const value = png(300, 200).toString('base64');
+    const spaced = value.replace(/(.{5})/g, '$1\\n ');
+    assert.equal(answer(`"a.png":"${value}"`, 60_000), 'ok');
+    assert.equal(
+      answer(`"img\\/a.png":"data:image/png;base64,${spaced}"`, 59_999),
+      '{"error":"Asset \\"img\\/a.png\\" is an image of 300 × 200 pixels, over the 0.059999 megapixel limit"}',
+    );
+    assert.equal(
+      answer(`"b.bin":"${gif([9000, 9000], [1, 1]).toString('base64')}"`, 2_500_000),
+      '{"error":"Asset \\"b.bin\\" is an image of 9000 × 9000 pixels, over the 2.5 megapixel limit"}',
+    );
+  });
+
+  it('a bad name anywhere is named first; values and image sizes in the order of the assets', () => {
+    const bomb = gif([65535, 65535], [1, 1]).toString('base64');
+    assert.match(answer(`"big.gif":"${bomb}","../x":"AAAA"`, 100e6), /name must not have a/);
+    assert.match(answer(`"big.gif":"${bomb}","a":"A*AA"`, 100e6), /big\.gif\\" is an image of 65535 × 65535 pixels/);
   });
 });
