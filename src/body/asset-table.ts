@@ -21,7 +21,7 @@ import type { AssetEntry, BodyError, Kind, Range } from './json-check.js';
 import { firstEscape, unescapeInto, withUnescaped } from './json-string.js';
 import { ownedBuffer } from './owned-buffer.js';
 
-export const MAX_ASSETS = 1000;
+const MAX_ASSETS = 1000;
 
 /**
  * A name's raw bytes beyond which it cannot be a valid name: an escape
