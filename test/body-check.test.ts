@@ -14,6 +14,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { nameProblem } from '../src/body/asset-names.js';
 import { base64Invalid, decodeAssetValue, decodeBase64 } from '../src/body/base64.js';
+import { BodyChecker } from '../src/body/check-thread.js';
 import { errorBody } from '../src/body/error-body.js';
 import { checkBody, type BodyCheck } from '../src/body/json-check.js';
 import { unescapeJsonString } from '../src/body/json-string.js';
@@ -563,5 +564,29 @@ describe('the first byte that breaks UTF-8', () => {
       }),
       { numRuns: runs(3000) },
     );
+  });
+});
+
+describe('large bodies are checked on a thread of their own', () => {
+  it('with the same outcome as on the event loop, the bytes moved there and back', async () => {
+    const checker = new BodyChecker({ maxImagePixels: 100e6 });
+    try {
+      const bodies = [
+        `{"data":{"pad":"${'p'.repeat(400_000)}"},"template":"x","assets":{"a":"QUJD","a":"REVG"}}`,
+        `{"data":{"pad":"${'p'.repeat(400_000)}"},"template":"x","assets":{"../a":"QUJD"}}`,
+        `{"data":{"pad":"${'p'.repeat(400_000)}"},"template":"x"`,
+        '{"data":{},"template":"small, checked where it is"}',
+      ];
+      for (const text of bodies) {
+        const original = Buffer.from(text);
+        const sent = Buffer.from(text);
+        const { bytes, check } = await checker.check(sent);
+        assert.deepEqual(check, checkBody(original));
+        assert.ok(bytes.equals(original));
+        if (text.length > 256 * 1024) assert.equal(sent.length, 0, 'the memory was moved, not copied');
+      }
+    } finally {
+      await checker.close();
+    }
   });
 });

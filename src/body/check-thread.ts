@@ -65,7 +65,14 @@ export class BodyChecker {
     const request: Request = { id, buffer: body.buffer, offset: body.byteOffset, length: body.length };
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject, offset: body.byteOffset, length: body.length });
-      thread.postMessage(request, [body.buffer as ArrayBuffer]);
+      try {
+        thread.postMessage(request, [body.buffer as ArrayBuffer]);
+      } catch (error) {
+        // Not moved (a buffer that cannot be transferred): still ours to wipe.
+        this.waiting.delete(id);
+        body.fill(0);
+        reject(error as Error);
+      }
     });
   }
 
