@@ -17,10 +17,10 @@ interface Times {
   reapedChildren: number;
 }
 
-function times(pid: number): Times {
+function times(pid: number, path = `/proc/${pid}/stat`): Times {
   try {
     // Fields after the command name (which may hold spaces), counted from field 3 (state).
-    const fields = readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]!.split(' ');
+    const fields = readFileSync(path, 'latin1').split(') ')[1]!.split(' ');
     const at = (field: number) => Number(fields[field - 3]);
     return { own: ((at(14) + at(15)) * 1000) / TICKS_PER_SECOND, reapedChildren: ((at(16) + at(17)) * 1000) / TICKS_PER_SECOND };
   } catch {
@@ -28,7 +28,12 @@ function times(pid: number): Times {
   }
 }
 
-/** CPU ms of the process alone. */
+/** CPU ms of a process's main thread alone (in Node, the event loop's thread). */
+export function mainThreadCpuMs(pid: number): number {
+  return times(pid, `/proc/${pid}/task/${pid}/stat`).own;
+}
+
+/** CPU ms of the process alone (all its threads). */
 export function processCpuMs(pid: number): number {
   return times(pid).own;
 }

@@ -1,17 +1,20 @@
 /**
- * `npm run bench [-- --quick] [-- --reps N] [-- --memory-requests N]`
+ * `npm run bench [-- --quick] [-- --reps N] [-- --memory-requests N] [-- --bodies-only]`
  *
  * For each workload (bench/workloads.ts), in repeated rounds:
  *   floor      the same compile done directly with the engine in one process (bench/floor.ts)
  *   c=1        the service over HTTP on loopback, one connection: p50 and p99 latency
  *   c=2×cores  the service with 2 × cores connections: requests per second
  * then the resident memory of the server and its workers while sending many
- * W2 requests, on a freshly started service. Prints Markdown tables with the
- * medians over rounds and writes every figure to bench/results.json.
+ * W2 requests, on a freshly started service; and what a 10 MiB body of each
+ * adversarial shape costs the server, and how long /healthz waits meanwhile
+ * (bench/bodies.ts; `--bodies-only` runs just that). Prints Markdown tables
+ * with the medians over rounds and writes every figure to bench/results.json.
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { describeBodies, HEALTHZ_TARGET_MS, measureBodies } from './bodies.js';
 import { processCpuMs, serviceCpuMs } from './cpu.js';
 import { FloorProcess } from './floor.js';
 import { sendLoad, steadyRate } from './load.js';
@@ -41,6 +44,8 @@ interface Settings {
   throughputSeconds: number;
   minThroughputRequests: number;
   memoryRequests: number;
+  /** Requests of each adversarial body shape. */
+  bodyRepeats: number;
 }
 
 function settings(argv: string[]): Settings {
@@ -50,8 +55,26 @@ function settings(argv: string[]): Settings {
     return i >= 0 ? Number(argv[i + 1]) : undefined;
   };
   const base: Settings = quick
-    ? { mode: 'quick', rounds: 1, blocks: 3, blockSeconds: 0.5, throughputSeconds: 2, minThroughputRequests: 8, memoryRequests: 1000 }
-    : { mode: 'full', rounds: 3, blocks: 4, blockSeconds: 1, throughputSeconds: 4, minThroughputRequests: 16, memoryRequests: 10000 };
+    ? {
+        mode: 'quick',
+        rounds: 1,
+        blocks: 3,
+        blockSeconds: 0.5,
+        throughputSeconds: 2,
+        minThroughputRequests: 8,
+        memoryRequests: 1000,
+        bodyRepeats: 1,
+      }
+    : {
+        mode: 'full',
+        rounds: 3,
+        blocks: 4,
+        blockSeconds: 1,
+        throughputSeconds: 4,
+        minThroughputRequests: 16,
+        memoryRequests: 10000,
+        bodyRepeats: 3,
+      };
   return {
     ...base,
     rounds: value('--rounds') ?? base.rounds,
@@ -194,6 +217,11 @@ async function measureMemory(w2: Workload, requests: number, cores: number): Pro
 async function main(): Promise<void> {
   const s = settings(process.argv.slice(2));
   const cores = os.availableParallelism();
+  if (process.argv.includes('--bodies-only')) {
+    log(`adversarial bodies: ${s.bodyRepeats} request(s) of each shape (load average ${loadavg().join(' ')})`);
+    process.stdout.write(`${describeBodies(await measureBodies(cores, s.bodyRepeats, log), s.bodyRepeats)}\n`);
+    return;
+  }
   const list = workloads();
   const machine = {
     cpu: os.cpus()[0]?.model ?? 'unknown',
@@ -233,6 +261,9 @@ async function main(): Promise<void> {
   const memory = await measureMemory(w2, s.memoryRequests, cores);
   log(`workers: start time and idle memory`);
   const workerFigures = await measureWorkers(cores);
+  log(`adversarial bodies: ${s.bodyRepeats} request(s) of each shape at 10 MiB (load average ${loadavg().join(' ')})`);
+  const bodies = await measureBodies(cores, s.bodyRepeats, log);
+  const worstHealthz = Math.max(...bodies.map((b) => b.healthzMaxMs));
 
   const connections = 2 * cores;
   const results = list.map((w) => {
@@ -295,6 +326,11 @@ async function main(): Promise<void> {
     },
     { target: 'worker start ≤ 400 ms', value: `${median(workerFigures.startMs).toFixed(0)} ms`, met: median(workerFigures.startMs) <= 400 },
     { target: 'W4 answered in under 1 s (p99 at c=1)', value: `${ms(byId('W4').p99Ms)} ms`, met: byId('W4').p99Ms < 1000 },
+    {
+      target: `/healthz within ${HEALTHZ_TARGET_MS} ms while a 10 MiB body of any adversarial shape is checked`,
+      value: `${ms(worstHealthz)} ms`,
+      met: worstHealthz <= HEALTHZ_TARGET_MS,
+    },
   ];
   const output = {
     date: new Date().toISOString(),
@@ -304,6 +340,7 @@ async function main(): Promise<void> {
     workloads: results,
     memory: { ...memory, samples: memory.samples.filter((_, i) => i % 5 === 0) },
     workers: workerFigures,
+    bodies,
     targets,
   };
   writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
@@ -358,6 +395,8 @@ async function main(): Promise<void> {
     ),
     '',
     describeWorkers(workerFigures),
+    '',
+    describeBodies(bodies, s.bodyRepeats),
     '',
     table(
       ['target', 'measured', 'met'],

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { MAX_BODY_BYTES } from './config.js';
+import { DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './config.js';
 import { authenticate } from './http/auth.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/client-errors.js';
 import { errorHandler, HttpError, sendError } from './http/errors.js';
@@ -45,6 +45,8 @@ export interface AppOptions {
   metricsOnOwnPort?: boolean;
   /** Serve the template playground at /playground (PLAYGROUND). */
   playground?: boolean;
+  /** An image asset declaring more pixels is refused before any compile (MAX_IMAGE_PIXELS). */
+  maxImagePixels?: number;
 }
 
 /**
@@ -84,7 +86,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   ignoreUnknownExpectations(app.server);
   wipeSocketReads(app.server);
   registerWipe(app);
-  registerJsonBody(app);
+  registerJsonBody(app, { maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS });
   app.setErrorHandler(errorHandler(options.compileTimeoutMs));
   app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));
   // Counts every /v1 request first, before auth and before the body is read.

@@ -36,6 +36,8 @@ export interface Config {
   maxPendingAnswersMb: number;
   /** A client that takes no byte of its answer for this long is cut off. */
   readerStallTimeoutMs: number;
+  /** An image asset whose header declares more pixels is refused with 400 before any compile. */
+  maxImagePixels: number;
   /** Operator-provided directory of Typst packages (`<namespace>/<name>/<version>`). */
   packagePath: string | undefined;
   /** Operator's directory of extra fonts, loaded by every worker. */
@@ -64,6 +66,9 @@ export interface Config {
 
 /** The request body limit of SPEC.md: 10 MB, counted as 10 × 1024 × 1024 bytes. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** MAX_IMAGE_PIXELS unless set: 100 megapixels (a 300 dpi A4 page is 8.7). */
+export const DEFAULT_MAX_IMAGE_PIXELS = 100_000_000;
 
 /** The smallest worker memory cap accepted: an idle worker must fit well under it. */
 const MIN_WORKER_MEMORY_MB = 256;
@@ -278,6 +283,14 @@ export const SETTINGS: readonly Setting[] = [
     default: '`30000`',
     meaning: 'A client that takes no byte of its answer for this long is cut off, and the answer wiped',
     read: whole(30_000, 100, 600_000),
+  },
+  {
+    name: 'MAX_IMAGE_PIXELS',
+    key: 'maxImagePixels',
+    default: '`100000000`',
+    meaning:
+      'An image asset (PNG, JPEG, GIF, WebP, told by its first bytes) whose header declares more pixels (width × height) is refused with 400 naming it, before any compile. SVG stays under the memory cap',
+    read: whole(DEFAULT_MAX_IMAGE_PIXELS, 1, Number.MAX_SAFE_INTEGER),
   },
   {
     name: 'PACKAGE_PATH',

@@ -118,6 +118,7 @@ async function main(): Promise<void> {
     metrics,
     metricsOnOwnPort: config.metricsPort !== undefined,
     playground: config.playground,
+    maxImagePixels: config.maxImagePixels,
   });
 
   let metricsServer: Server | undefined;

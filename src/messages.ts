@@ -29,6 +29,17 @@ export const MESSAGES = {
   lengthRequired: 'An HTTP/1.0 request with a body must declare its Content-Length',
 } as const;
 
+/**
+ * The 400 for an image asset whose header declares more than MAX_IMAGE_PIXELS,
+ * in two parts: the asset's name goes between them, as the client sent it
+ * (it is request content, so it stays bytes: see body/error-body.ts).
+ */
+export const imageTooLarge = {
+  beforeName: 'Asset "',
+  afterName: (width: number, height: number, maxPixels: number) =>
+    `" is an image of ${width} × ${height} pixels, over the ${maxPixels / 1e6} megapixel limit`,
+};
+
 export function timeoutMessage(timeoutMs: number): string {
   const seconds = Math.round((timeoutMs / 1000) * 10) / 10;
   return `Template compilation exceeded the ${seconds} second limit`;

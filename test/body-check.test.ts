@@ -2,17 +2,23 @@
  * The byte-level body check (src/body/) against trusted oracles, with
  * fast-check: JSON.parse (after a fatal UTF-8 decode and one BOM dropped)
  * for the verdict, the template text, `data` and the shape errors; atob and
- * Buffer.from for base64; a plain regular expression for asset names.
+ * Buffer.from for base64; a plain regular expression for asset names; a
+ * Map for repeated asset names. Bodies of adversarial shapes (support/
+ * body-shapes.ts) are checked at 2.5 and 10 MiB: the work must grow
+ * linearly.
  * FUZZ_SCALE multiplies the case counts (the nightly set runs more).
  */
 import assert from 'node:assert/strict';
+import { isUtf8 } from 'node:buffer';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { nameProblem } from '../src/body/asset-names.js';
 import { base64Invalid, decodeAssetValue, decodeBase64 } from '../src/body/base64.js';
+import { BodyChecker } from '../src/body/check-thread.js';
 import { errorBody } from '../src/body/error-body.js';
 import { checkBody, type BodyCheck } from '../src/body/json-check.js';
 import { unescapeJsonString } from '../src/body/json-string.js';
+import { BODY_SHAPES } from './support/body-shapes.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
@@ -451,5 +457,136 @@ describe('asset names and values', () => {
       decoded.map((d) => d.toString('latin1')),
       ['hello', '<svg>', Buffer.from('aGVsbG8g//8=', 'base64').toString('latin1'), 'hello'],
     );
+  });
+});
+
+describe('the body check is linear in the body, whatever its shape', () => {
+  /** CPU milliseconds of the fastest of `times` checks of `body`. */
+  function cpuMs(body: Buffer, times: number): number {
+    let best = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < times; i++) {
+      const before = process.cpuUsage();
+      checkBody(body);
+      const used = process.cpuUsage(before);
+      best = Math.min(best, (used.user + used.system) / 1000);
+    }
+    return best;
+  }
+
+  // Work that grew as the square of the size would take 16 times as long for 4 times the bytes;
+  // linear work takes 4 times as long. The bound leaves room for a noisy shared machine.
+  const MIB = 1024 * 1024;
+  for (const shape of BODY_SHAPES) {
+    it(`${shape.name}: 10 MiB costs at most 8 × 2.5 MiB`, () => {
+      const small = shape.make(2.5 * MIB);
+      const large = shape.make(10 * MIB);
+      assert.ok(large.length <= 10 * MIB && large.length > 9.9 * MIB, String(large.length));
+      const check = checkBody(large);
+      assert.equal(check.ok, shape.status === 200, messageOf(check));
+      const ratio = cpuMs(large, 2) / Math.max(1, cpuMs(small, 2));
+      assert.ok(ratio < 8, `10 MiB took ${ratio.toFixed(1)} × as long as 2.5 MiB`);
+    });
+  }
+
+  it('1.49 million repeated asset entries (10 MB) are one asset, with the last value', () => {
+    const body = Buffer.from(`{"data":{},"template":"x","assets":{${'"a":"",'.repeat(1_490_000)}"a":"QUJD"}}`);
+    const check = checkBody(body);
+    assert.ok(check.ok);
+    assert.equal(check.layout.assets.length, 1);
+    assert.equal(body.toString('latin1', check.layout.assets[0]!.value.start, check.layout.assets[0]!.value.end), 'QUJD');
+  });
+});
+
+describe('repeated asset names resolve as a Map of the names would', () => {
+  it(`last value wins, order of first appearance, names compared after unescaping (${runs(1500)} cases)`, () => {
+    const pool = ['a', 'b.png', 'img/c.svg', 'A', '1', '0', 'x-y_z.txt', 'dd'];
+    /** A name as written: each character plain or as a \u escape. */
+    const written = (name: string, pick: () => number) =>
+      Array.from(name, (c) => (pick() % 3 === 0 ? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}` : c)).join('');
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat(pool.length - 1), fc.uint8Array({ maxLength: 6 })), { maxLength: 40 }),
+        seeds,
+        (entries, choices) => {
+          const pick = chooser(choices);
+          const expected = new Map<string, string>();
+          const parts = entries.map(([n, content]) => {
+            const name = pool[n]!;
+            const value = Buffer.from(content).toString('base64');
+            expected.set(name, value);
+            return `"${written(name, pick)}":"${value}"`;
+          });
+          const body = Buffer.from(`{"data":{},"template":"","assets":{${parts.join(',')}}}`);
+          const check = checkBody(body);
+          assert.ok(check.ok, messageOf(check));
+          const got = check.layout.assets.map((a) => [
+            unescapeJsonString(body, a.name).toString(),
+            body.toString('latin1', a.value.start, a.value.end),
+          ]);
+          assert.deepEqual(got, [...expected.entries()]);
+        },
+      ),
+      { numRuns: runs(1500) },
+    );
+  });
+});
+
+describe('the first byte that breaks UTF-8', () => {
+  /** One well-formed character at a time, each checked by isUtf8: the rule the service's single pass must agree with. */
+  function reference(bytes: Uint8Array): number {
+    for (let i = 0; i < bytes.length; ) {
+      const b = bytes[i]!;
+      if (b < 0x80) {
+        i++;
+        continue;
+      }
+      const width = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+      if (width === 0 || !isUtf8(bytes.subarray(i, i + width))) return i;
+      i += width;
+    }
+    return bytes.length;
+  }
+
+  it(`is the one a character-by-character check finds (${runs(3000)} cases)`, () => {
+    const piece = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 4 }).map((s) => [...Buffer.from(s)]),
+      fc.array(fc.integer({ min: 0x80, max: 0xff }), { minLength: 1, maxLength: 4 }),
+      fc.constantFrom([0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe0, 0x9f, 0xbf], [0xf0, 0x8f, 0xbf, 0xbf], [0xc1, 0xbf]),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const content = Buffer.from(pieces.flat());
+        const body = Buffer.concat([Buffer.from('{"data":{},"template":"'), content, Buffer.from('"}')]);
+        const check = checkBody(body);
+        const at = reference(body);
+        if (at === body.length) assert.doesNotMatch(messageOf(check) ?? '', /UTF-8/);
+        else assert.equal(messageOf(check), `Request body is not valid UTF-8 (byte ${at})`);
+      }),
+      { numRuns: runs(3000) },
+    );
+  });
+});
+
+describe('large bodies are checked on a thread of their own', () => {
+  it('with the same outcome as on the event loop, the bytes moved there and back', async () => {
+    const checker = new BodyChecker({ maxImagePixels: 100e6 });
+    try {
+      const bodies = [
+        `{"data":{"pad":"${'p'.repeat(400_000)}"},"template":"x","assets":{"a":"QUJD","a":"REVG"}}`,
+        `{"data":{"pad":"${'p'.repeat(400_000)}"},"template":"x","assets":{"../a":"QUJD"}}`,
+        `{"data":{"pad":"${'p'.repeat(400_000)}"},"template":"x"`,
+        '{"data":{},"template":"small, checked where it is"}',
+      ];
+      for (const text of bodies) {
+        const original = Buffer.from(text);
+        const sent = Buffer.from(text);
+        const { bytes, check } = await checker.check(sent);
+        assert.deepEqual(check, checkBody(original));
+        assert.ok(bytes.equals(original));
+        if (text.length > 256 * 1024) assert.equal(sent.length, 0, 'the memory was moved, not copied');
+      }
+    } finally {
+      await checker.close();
+    }
   });
 });

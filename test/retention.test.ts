@@ -268,7 +268,11 @@ describe('request content in memory, later', () => {
       evalTemplate: marker('EVALTEMPLATE'),
       asset: marker('ASSET'),
       svgAsset: marker('SVGASSET'),
+      largeData: marker('LARGEDATA'),
+      largeRefused: marker('LARGEREFUSED'),
     };
+    // Bodies over 256 KiB are checked on a thread of their own: their memory goes there and back.
+    const pad = 'p'.repeat(400_000);
     const assets = {
       'note.txt': Buffer.from(`Note ${markers.asset}`).toString('base64'),
       'img/seal.svg': Buffer.from(
@@ -288,6 +292,8 @@ describe('request content in memory, later', () => {
       },
       { body: { data: { secret: markers.syntaxData }, template: `${markers.syntaxTemplate}\n#let x = (` }, status: 400 },
       { body: { data: { secret: markers.evalData }, template: `#data.secret\n#${markers.evalTemplate}` }, status: 400 },
+      { body: { data: { secret: markers.largeData, pad }, template: '#data.secret' }, status: 200 },
+      { body: { data: { secret: markers.largeRefused, pad }, template: 'x', assets: { '../x': 'AAAA' } }, status: 400 },
     ];
     for (const { body, status } of requests) {
       const res = await generate(service, body);

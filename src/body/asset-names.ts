@@ -4,10 +4,7 @@
  * leading `/`, no empty segment, at most 255 characters. Checked on the
  * name's bytes after JSON unescaping; the name never becomes a string here.
  */
-import type { Range } from './json-check.js';
-import { unescapeJsonString } from './json-string.js';
-
-const MAX_ASSET_NAME = 255;
+export const MAX_ASSET_NAME = 255;
 
 const SLASH = 0x2f;
 const DOT = 0x2e;
@@ -16,13 +13,13 @@ const DOT = 0x2e;
 export const isNameCharacter = (b: number) =>
   (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) || b === DOT || b === 0x5f || b === 0x2d;
 
-/** What is wrong with the name in `bytes` (unescaped), or null. */
-export function nameProblem(bytes: Uint8Array): string | null {
-  if (bytes.length === 0) return 'name must not be empty';
-  if (bytes[0] === SLASH) return 'name must be a relative path: it must not start with "/"';
-  let segmentStart = 0;
-  for (let i = 0; i <= bytes.length; i++) {
-    const b = i < bytes.length ? bytes[i]! : SLASH;
+/** What is wrong with the name in `bytes[from, to)` (unescaped), or null. */
+export function nameProblem(bytes: Uint8Array, from = 0, to = bytes.length): string | null {
+  if (to === from) return 'name must not be empty';
+  if (bytes[from] === SLASH) return 'name must be a relative path: it must not start with "/"';
+  let segmentStart = from;
+  for (let i = from; i <= to; i++) {
+    const b = i < to ? bytes[i]! : SLASH;
     if (b === SLASH) {
       const length = i - segmentStart;
       if (length === 0) return 'name has an empty path segment';
@@ -37,16 +34,6 @@ export function nameProblem(bytes: Uint8Array): string | null {
       return 'name may only hold the characters A-Z a-z 0-9 . _ - and "/" between path segments';
     }
   }
-  if (bytes.length > MAX_ASSET_NAME) return `name is longer than ${MAX_ASSET_NAME} characters`;
+  if (to - from > MAX_ASSET_NAME) return `name is longer than ${MAX_ASSET_NAME} characters`;
   return null;
-}
-
-/** What is wrong with the asset name whose raw JSON string content is `range` of `body`, or null. */
-export function assetNameProblem(body: Uint8Array, range: Range): string | null {
-  const name = unescapeJsonString(body, range);
-  try {
-    return nameProblem(name);
-  } finally {
-    name.fill(0);
-  }
 }

@@ -11,7 +11,7 @@
  * and `Buffer.from(..., 'base64')`.
  */
 import type { Range } from './json-check.js';
-import { unescapeJsonString } from './json-string.js';
+import { withUnescaped } from './json-string.js';
 import { ownedBuffer } from './owned-buffer.js';
 
 const EQUALS = 0x3d;
@@ -23,31 +23,37 @@ const VALUES = new Int8Array(256).fill(-1);
 for (const [i, c] of ALPHABET.entries()) VALUES[c] = i;
 for (const b of [0x09, 0x0a, 0x0c, 0x0d, 0x20]) VALUES[b] = -2;
 
-/** `data:` (any case) at the start of `bytes`. */
-function isDataUrl(bytes: Uint8Array): boolean {
+/** `data:` (any case) at `bytes[from]`. */
+function isDataUrl(bytes: Uint8Array, from: number, to: number): boolean {
   return (
-    bytes.length >= 5 &&
-    (bytes[0]! | 0x20) === 0x64 &&
-    (bytes[1]! | 0x20) === 0x61 &&
-    (bytes[2]! | 0x20) === 0x74 &&
-    (bytes[3]! | 0x20) === 0x61 &&
-    bytes[4] === 0x3a
+    to - from >= 5 &&
+    (bytes[from]! | 0x20) === 0x64 &&
+    (bytes[from + 1]! | 0x20) === 0x61 &&
+    (bytes[from + 2]! | 0x20) === 0x74 &&
+    (bytes[from + 3]! | 0x20) === 0x61 &&
+    bytes[from + 4] === 0x3a
   );
 }
 
-/** Where a `data:` URL's payload starts, or -1 if its header does not end with `;base64`. */
-function dataUrlPayload(bytes: Uint8Array): number {
-  const comma = bytes.indexOf(0x2c);
-  if (comma < 0) return -1;
+/** Where the `data:` URL `bytes[from, to)`'s payload starts, or -1 if its header does not end with `;base64`. */
+function dataUrlPayload(bytes: Uint8Array, from: number, to: number): number {
+  let comma = from;
+  while (comma < to && bytes[comma] !== 0x2c) comma++;
+  if (comma === to) return -1;
   let end = comma;
-  while (end > 5 && (bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09)) end--;
+  while (end > from + 5 && (bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09)) end--;
   const suffix = ';base64';
-  if (end - suffix.length < 5) return -1;
+  if (end - suffix.length < from + 5) return -1;
   for (let i = 0; i < suffix.length; i++) {
     const b = bytes[end - suffix.length + i]!;
     if ((i === 0 ? b : b | 0x20) !== suffix.charCodeAt(i)) return -1;
   }
   return comma + 1;
+}
+
+/** Where the base64 of an asset value `bytes[from, to)` starts: after a `data:` URL's header, if any; -1 for a data: URL that is not base64. */
+export function payloadStart(bytes: Uint8Array, from: number, to: number): number {
+  return isDataUrl(bytes, from, to) ? dataUrlPayload(bytes, from, to) : from;
 }
 
 /**
@@ -84,24 +90,18 @@ export function base64Invalid(bytes: Uint8Array, from = 0, to = bytes.length): n
 
 /** What is wrong with an asset value (raw JSON string content `range` of `body`), or null. */
 export function base64Problem(body: Uint8Array, range: Range): string | null {
-  const value = unescapeJsonString(body, range);
-  try {
-    let from = 0;
-    if (isDataUrl(value)) {
-      from = dataUrlPayload(value);
-      if (from < 0) return 'only base64 data: URLs are accepted (data:<type>;base64,...)';
-    }
-    const bad = base64Invalid(value, from);
-    return bad < 0 ? null : `not valid base64 (character ${characterNumber(value, bad)} of the value)`;
-  } finally {
-    value.fill(0);
-  }
+  return withUnescaped(body, range, (value, from, to) => {
+    const payload = payloadStart(value, from, to);
+    if (payload < 0) return 'only base64 data: URLs are accepted (data:<type>;base64,...)';
+    const bad = base64Invalid(value, payload, to);
+    return bad < 0 ? null : `not valid base64 (character ${characterNumber(value, from, bad)} of the value)`;
+  });
 }
 
-/** 1-based character number of byte `at` in UTF-8 `bytes`. */
-function characterNumber(bytes: Uint8Array, at: number): number {
+/** 1-based character number of byte `at` in UTF-8 `bytes` counted from `from`. */
+function characterNumber(bytes: Uint8Array, from: number, at: number): number {
   let n = 1;
-  for (let i = 0; i < at; i++) if ((bytes[i]! & 0xc0) !== 0x80) n++;
+  for (let i = from; i < at; i++) if ((bytes[i]! & 0xc0) !== 0x80) n++;
   return n;
 }
 
@@ -150,10 +150,64 @@ export function encodeBase64Into(content: Uint8Array, out: Uint8Array, at: numbe
 
 /** An asset's content: its value (checked by base64Problem) unescaped, its data: header dropped, decoded. */
 export function decodeAssetValue(body: Uint8Array, range: Range): Buffer {
-  const value = unescapeJsonString(body, range);
-  try {
-    return decodeBase64(value, isDataUrl(value) ? dataUrlPayload(value) : 0);
-  } finally {
-    value.fill(0);
+  return withUnescaped(body, range, (value, from, to) => decodeBase64(value, payloadStart(value, from, to), to));
+}
+
+/**
+ * The decoded bytes of checked base64 in `bytes[from, to)`, one at a time
+ * and forward only, with no buffer: enough to read an image's header
+ * without decoding the whole asset. Each character is looked at once.
+ */
+export class Base64Reader {
+  private at: number;
+  private bits = 0;
+  /** How many low bits of `bits` are decoded and not yet read. */
+  private held = 0;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    from: number,
+    private readonly to: number,
+  ) {
+    this.at = from;
+  }
+
+  /** The next byte, or -1 at the end. */
+  next(): number {
+    while (this.held < 8) {
+      if (this.at >= this.to) return -1;
+      const value = VALUES[this.bytes[this.at++]!]!;
+      if (value < 0) continue; // whitespace, or the `=` of padding
+      this.bits = ((this.bits << 6) | value) & 0x3fff;
+      this.held += 6;
+    }
+    this.held -= 8;
+    return (this.bits >> this.held) & 0xff;
+  }
+
+  /** Passes over `count` bytes; false if the end came first. */
+  skip(count: number): boolean {
+    if (count <= 8) {
+      for (let i = 0; i < count; i++) if (this.next() < 0) return false;
+      return true;
+    }
+    const need = count * 8 - this.held;
+    if (need <= 0) {
+      this.held = -need;
+      return true;
+    }
+    let characters = Math.ceil(need / 6);
+    const taken = characters;
+    let last = 0;
+    while (characters > 0) {
+      if (this.at >= this.to) return false;
+      const value = VALUES[this.bytes[this.at++]!]!;
+      if (value < 0) continue;
+      last = value;
+      characters--;
+    }
+    this.bits = last;
+    this.held = taken * 6 - need;
+    return true;
   }
 }

@@ -12,9 +12,9 @@
  * `JSON.parse` and Typst's `json()`, of duplicate keys the last one counts.
  */
 import { isUtf8 } from 'node:buffer';
-import { assetNameProblem } from './asset-names.js';
-import { base64Problem } from './base64.js';
-import { unescapeJsonString } from './json-string.js';
+import { DEFAULT_MAX_IMAGE_PIXELS } from '../config.js';
+import { AssetTable } from './asset-table.js';
+import { firstEscape, unescapeJsonString } from './json-string.js';
 
 /** Byte offsets into the body, end exclusive. */
 export interface Range {
@@ -23,7 +23,7 @@ export interface Range {
 }
 
 /** One asset: the raw bytes of its key and of its value string, between their quotes (escapes not decoded). */
-interface AssetEntry {
+export interface AssetEntry {
   name: Range;
   value: Range;
 }
@@ -46,7 +46,10 @@ export type BodyError = { status: 400; message: string } | { status: 400; before
 
 export type BodyCheck = { ok: true; layout: BodyLayout } | { ok: false; error: BodyError };
 
-const MAX_ASSETS = 1000;
+export interface CheckOptions {
+  /** An image asset whose header declares more pixels is refused (MAX_IMAGE_PIXELS). */
+  maxImagePixels: number;
+}
 
 const EXPECTED_OBJECT = 'Request body must be a JSON object with fields "data" and "template"';
 
@@ -59,7 +62,7 @@ const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 
-type Kind = 'object' | 'array' | 'string' | 'number' | 'literal';
+export type Kind = 'object' | 'array' | 'string' | 'number' | 'literal';
 
 /** A top-level field's occurrence: where its value is and what kind it is. */
 interface Field {
@@ -69,8 +72,8 @@ interface Field {
   loneSurrogate?: number;
   /** Only for `data`: whether it holds an unpaired surrogate escape anywhere. */
   hasLoneSurrogate?: boolean;
-  /** Only for `assets`: its entries, as written. */
-  entries?: { name: Range; value: Range; kind: Kind }[];
+  /** Only for `assets`: its entries, met as they were scanned. */
+  table?: AssetTable;
 }
 
 class JsonError extends Error {
@@ -302,8 +305,7 @@ function afterKey(body: Uint8Array, at: number): number {
 
 /** Which of `data`, `template`, `assets` the raw key `body[start, end)` names, compared after unescaping. */
 function fieldOf(body: Uint8Array, start: number, end: number): FieldName | undefined {
-  const escaped = body.indexOf(BACKSLASH, start);
-  if (escaped === -1 || escaped >= end) {
+  if (firstEscape(body, start, end) < 0) {
     outer: for (let f = 0; f < FIELD_BYTES.length; f++) {
       const name = FIELD_BYTES[f]!;
       if (name.length !== end - start) continue;
@@ -331,8 +333,8 @@ const kindAt = (body: Uint8Array, at: number): Kind => {
           : 'literal';
 };
 
-/** The entries of the object at `at` (the `assets` value), each value checked as it is skipped. */
-function scanEntries(body: Uint8Array, at: number, entries: NonNullable<Field['entries']>): number {
+/** The entries of the object at `at` (the `assets` value), each handed to `table` as it is scanned. */
+function scanEntries(body: Uint8Array, at: number, table: AssetTable): number {
   let i = skipWhitespace(body, at + 1);
   if (body[i] === CLOSE_OBJECT) return i + 1;
   for (;;) {
@@ -344,7 +346,7 @@ function scanEntries(body: Uint8Array, at: number, entries: NonNullable<Field['e
     i = skipWhitespace(body, i + 1);
     const kind = kindAt(body, i);
     const end = skipValue(body, i);
-    entries.push({ name, value: kind === 'string' ? { start: i + 1, end: end - 1 } : { start: i, end }, kind });
+    table.add(name, kind === 'string' ? { start: i + 1, end: end - 1 } : { start: i, end }, kind);
     i = skipWhitespace(body, end);
     if (body[i] === CLOSE_OBJECT) return i + 1;
     if (body[i] !== COMMA) throw fault(body, i);
@@ -356,7 +358,7 @@ function scanEntries(body: Uint8Array, at: number, entries: NonNullable<Field['e
  * Checks the JSON text in `body[start..]` and finds the last occurrence of
  * each field of the top-level object; throws JsonError at the first fault.
  */
-function parse(body: Uint8Array, start: number): { topIsObject: boolean; fields: Partial<Record<FieldName, Field>> } {
+function parse(body: Uint8Array, start: number, tables: AssetTable[]): { topIsObject: boolean; fields: Partial<Record<FieldName, Field>> } {
   const fields: Partial<Record<FieldName, Field>> = {};
   let i = skipWhitespace(body, start);
   if (body[i] !== OPEN_OBJECT) {
@@ -377,9 +379,10 @@ function parse(body: Uint8Array, start: number): { topIsObject: boolean; fields:
       loneSurrogate = -1;
       let end: number;
       if (name === 'assets' && kind === 'object') {
-        const entries: NonNullable<Field['entries']> = [];
-        end = scanEntries(body, i, entries);
-        fields.assets = { value: { start: i, end }, kind, entries };
+        const table = new AssetTable(body);
+        tables.push(table);
+        end = scanEntries(body, i, table);
+        fields.assets = { value: { start: i, end }, kind, table };
       } else {
         end = skipValue(body, i);
         if (name === 'template' && kind === 'string') {
@@ -452,58 +455,24 @@ function templatePlace(body: Uint8Array, range: Range, at: number): { line: numb
 }
 
 const message = (text: string): BodyCheck => ({ ok: false, error: { status: 400, message: text } });
-const assetError = (name: Range, after: string): BodyCheck => ({ ok: false, error: { status: 400, before: 'Asset "', name, after } });
 
-/** Hashes the decoded name bytes, to find repeated names without making strings of them. */
-function hashOf(bytes: Uint8Array): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
-  return hash >>> 0;
-}
-
-/** The final assets: each name checked, repeated names resolved last-wins, each value checked. */
-function checkAssets(body: Uint8Array, entries: NonNullable<Field['entries']>): BodyCheck | AssetEntry[] {
-  const seen = new Map<number, { name: Buffer; index: number }[]>();
-  const assets: AssetEntry[] = [];
-  const kinds: Kind[] = [];
-  const names: Buffer[] = [];
-  try {
-    for (const entry of entries) {
-      const problem = assetNameProblem(body, entry.name);
-      if (problem) return assetError(entry.name, `": ${problem}`);
-      const name = unescapeJsonString(body, entry.name);
-      names.push(name);
-      const hash = hashOf(name);
-      const same = seen.get(hash)?.find((other) => other.name.equals(name));
-      if (same) {
-        assets[same.index] = { name: entry.name, value: entry.value };
-        kinds[same.index] = entry.kind;
-        continue;
-      }
-      if (assets.length === MAX_ASSETS) return message(`Field "assets" has more than ${MAX_ASSETS} entries`);
-      seen.set(hash, [...(seen.get(hash) ?? []), { name, index: assets.length }]);
-      kinds.push(entry.kind);
-      assets.push({ name: entry.name, value: entry.value });
-    }
-    for (const [index, asset] of assets.entries()) {
-      if (kinds[index] !== 'string') return assetError(asset.name, '": value must be a string of base64 or a data: URL with ;base64');
-      const problem = base64Problem(body, asset.value);
-      if (problem) return assetError(asset.name, `": ${problem}`);
-    }
-    return assets;
-  } finally {
-    for (const name of names) name.fill(0);
-  }
-}
-
-export function checkBody(body: Uint8Array): BodyCheck {
+export function checkBody(body: Uint8Array, options: CheckOptions = { maxImagePixels: DEFAULT_MAX_IMAGE_PIXELS }): BodyCheck {
   const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
   if (body.length === start) return message('Request body is empty: expected a JSON object with fields "data" and "template"');
   if (!isUtf8(body.subarray(start))) return message(`Request body is not valid UTF-8 (byte ${firstInvalidUtf8(body, start)})`);
+  const tables: AssetTable[] = [];
+  try {
+    return checkFields(body, start, tables, options);
+  } finally {
+    for (const table of tables) table.wipe();
+  }
+}
+
+function checkFields(body: Uint8Array, start: number, tables: AssetTable[], options: CheckOptions): BodyCheck {
   let result: ReturnType<typeof parse>;
   try {
     useWordsOf(body);
-    result = parse(body, start);
+    result = parse(body, start, tables);
   } catch (error) {
     if (!(error instanceof JsonError)) throw error;
     const at = Math.min(error.at, body.length);
@@ -532,24 +501,46 @@ export function checkBody(body: Uint8Array): BodyCheck {
   let checkedAssets: AssetEntry[] = [];
   if (assets && !(assets.kind === 'literal' && body[assets.value.start] === 0x6e)) {
     if (assets.kind !== 'object') return message('Field "assets" must be a JSON object mapping file names to base64 contents');
-    const outcome = checkAssets(body, assets.entries!);
-    if (!Array.isArray(outcome)) return outcome;
+    const outcome = assets.table!.finish(options.maxImagePixels);
+    if (!Array.isArray(outcome)) return { ok: false, error: outcome };
     checkedAssets = outcome;
   }
   return { ok: true, layout: { data: data.value, template: template.value, assets: checkedAssets } };
 }
 
-/** The offset of the first byte that breaks UTF-8 (only called once the body is known to be invalid). */
+/**
+ * The offset of the first byte that breaks UTF-8 (only called once the body
+ * is known to be invalid): the start of the first sequence that is not a
+ * well-formed character (RFC 3629: no overlong forms, no surrogates, at
+ * most U+10FFFF), or is cut short by the end.
+ */
 function firstInvalidUtf8(body: Uint8Array, start: number): number {
-  for (let i = start; i < body.length; ) {
+  const length = body.length;
+  for (let i = start; i < length; ) {
     const b = body[i]!;
     if (b < 0x80) {
       i++;
       continue;
     }
-    const width = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
-    if (width === 0 || !isUtf8(body.subarray(i, i + width))) return i;
-    i += width;
+    // Continuation bytes after the lead, and the range of the first one.
+    let more = 0;
+    let low = 0x80;
+    let high = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) more = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      more = 2;
+      if (b === 0xe0) low = 0xa0;
+      else if (b === 0xed) high = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      more = 3;
+      if (b === 0xf0) low = 0x90;
+      else if (b === 0xf4) high = 0x8f;
+    } else return i;
+    if (i + more >= length) return i;
+    const first = body[i + 1]!;
+    if (first < low || first > high) return i;
+    for (let k = 2; k <= more; k++) if ((body[i + k]! & 0xc0) !== 0x80) return i;
+    i += more + 1;
   }
   return body.length;
 }

@@ -26,18 +26,34 @@ function hex4(body: Uint8Array, at: number): number {
   return value;
 }
 
-export function unescapeJsonString(body: Uint8Array, range: Range): Buffer {
-  const first = body.indexOf(BACKSLASH, range.start);
-  if (first === -1 || first >= range.end) {
-    const copy = ownedBuffer(range.end - range.start);
-    copy.set(body.subarray(range.start, range.end));
-    return copy;
+/** Ranges up to this long are searched byte by byte; longer ones with the native search. */
+const SHORT = 32;
+
+/**
+ * Index of the first backslash in `body[start, end)`, or -1. Never looks
+ * past `end`: a search to the end of the body for each of many small
+ * strings would make checking a body quadratic in its size.
+ */
+export function firstEscape(body: Uint8Array, start: number, end: number): number {
+  if (end - start <= SHORT) {
+    for (let i = start; i < end; i++) if (body[i] === BACKSLASH) return i;
+    return -1;
   }
-  // Escapes only shrink: `\uXXXX` (6 bytes) is at most 3 bytes, a pair (12) is 4.
-  const out = ownedBuffer(range.end - range.start);
-  out.set(body.subarray(range.start, first));
-  let o = first - range.start;
-  for (let i = first; i < range.end; ) {
+  const at = body.subarray(start, end).indexOf(BACKSLASH);
+  return at < 0 ? -1 : start + at;
+}
+
+/**
+ * Writes the content of the JSON string `body[start, end)`, whose first
+ * backslash is at `first`, unescaped into `out` from index 0; returns the
+ * length written. `out` must hold `end - start` bytes: escapes only shrink
+ * (`\uXXXX`, 6 bytes, is at most 3; a pair, 12, is 4).
+ */
+export function unescapeInto(body: Uint8Array, start: number, end: number, first: number, out: Uint8Array): number {
+  if (first - start > SHORT) out.set(body.subarray(start, first));
+  else for (let i = start; i < first; i++) out[i - start] = body[i]!;
+  let o = first - start;
+  for (let i = first; i < end; ) {
     const b = body[i]!;
     if (b !== BACKSLASH) {
       out[o++] = b;
@@ -74,6 +90,32 @@ export function unescapeJsonString(body: Uint8Array, range: Range): Buffer {
       out[o++] = 0x80 | (code & 0x3f);
     }
   }
-  // A view of the first `o` bytes; wiping it wipes what was written (the rest was never written).
-  return out.subarray(0, o);
+  return o;
+}
+
+export function unescapeJsonString(body: Uint8Array, range: Range): Buffer {
+  const first = firstEscape(body, range.start, range.end);
+  const out = ownedBuffer(range.end - range.start);
+  if (first < 0) {
+    out.set(body.subarray(range.start, range.end));
+    return out;
+  }
+  // A view of the bytes written; wiping it wipes what was written (the rest was never written).
+  return out.subarray(0, unescapeInto(body, range.start, range.end, first, out));
+}
+
+/**
+ * Calls `use` with the content of the JSON string `range` of `body`,
+ * unescaped, as `bytes[from, to)`: the body itself when the string holds no
+ * escape (no copy), else a copy of its own, wiped once `use` returns.
+ */
+export function withUnescaped<T>(body: Uint8Array, range: Range, use: (bytes: Uint8Array, from: number, to: number) => T): T {
+  const first = firstEscape(body, range.start, range.end);
+  if (first < 0) return use(body, range.start, range.end);
+  const out = ownedBuffer(range.end - range.start);
+  try {
+    return use(out, 0, unescapeInto(body, range.start, range.end, first, out));
+  } finally {
+    out.fill(0);
+  }
 }

@@ -28,7 +28,8 @@ export const generateBodySchema = {
       description:
         'Files the template reads by name (`#image("logo.png")`, `#read`, `#csv`, `#json`, `#include`), by relative or absolute path. ' +
         'Names: segments of `A-Za-z0-9._-` joined by `/`, no `.` or `..` segment, no leading `/`, at most 255 characters; at most 1,000 entries. ' +
-        'Values: base64 (standard alphabet; padding and ASCII whitespace tolerated) or a `data:<type>;base64,` URL. They count toward the 10 MB body limit.',
+        'Values: base64 (standard alphabet; padding and ASCII whitespace tolerated) or a `data:<type>;base64,` URL. They count toward the 10 MB body limit. ' +
+        'A PNG, JPEG, GIF or WebP (told by its first bytes) whose header declares more pixels than the service allows (MAX_IMAGE_PIXELS, 100 megapixels unless set) is refused with 400 before any compile.',
       maxProperties: 1000,
       propertyNames: {
         type: 'string',

@@ -9,8 +9,9 @@
  * length.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BodyChecker } from '../body/check-thread.js';
 import { errorBody } from '../body/error-body.js';
-import { checkBody, type BodyLayout } from '../body/json-check.js';
+import type { BodyLayout, CheckOptions } from '../body/json-check.js';
 import { BodyIncompleteError, BodyTooLargeError, receiveBody } from '../body/receive.js';
 import { MAX_BODY_BYTES } from '../config.js';
 import { MESSAGES, unsupportedEncoding } from '../messages.js';
@@ -22,31 +23,30 @@ export interface CheckedBody {
   layout: BodyLayout;
 }
 
-export function registerJsonBody(app: FastifyInstance): void {
+export function registerJsonBody(app: FastifyInstance, options: CheckOptions): void {
+  // Large bodies are checked on a thread of their own, so the event loop is never held for long.
+  const checker = new BodyChecker(options);
+  app.addHook('onClose', () => checker.close());
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', (request, payload, done) => {
     const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
-    receiveBody(payload, declared, MAX_BODY_BYTES).then(
-      (bytes) => {
-        let check: ReturnType<typeof checkBody>;
-        try {
-          check = checkBody(bytes);
-        } catch (error) {
+    // A check that throws has wiped the bytes; its error goes to the error handler as any other.
+    receiveBody(payload, declared, MAX_BODY_BYTES)
+      .then((received) => checker.check(received))
+      .then(
+        ({ bytes, check }) => {
+          if (check.ok) return done(null, { bytes, layout: check.layout } satisfies CheckedBody);
+          // The answer may name an asset: it is made as bytes from the body, and wiped once sent.
+          const answer = errorBody(bytes, check.error);
           bytes.fill(0);
-          return done(error as Error, undefined);
-        }
-        if (check.ok) return done(null, { bytes, layout: check.layout } satisfies CheckedBody);
-        // The answer may name an asset: it is made as bytes from the body, and wiped once sent.
-        const answer = errorBody(bytes, check.error);
-        bytes.fill(0);
-        done(new HttpError(check.error.status, '', {}, answer), undefined);
-      },
-      (error: Error) => {
-        if (error instanceof BodyTooLargeError) done(new HttpError(413, MESSAGES.tooLarge), undefined);
-        else if (error instanceof BodyIncompleteError) done(new HttpError(400, MESSAGES.bodyLengthMismatch), undefined);
-        else done(error, undefined);
-      },
-    );
+          done(new HttpError(check.error.status, '', {}, answer), undefined);
+        },
+        (error: Error) => {
+          if (error instanceof BodyTooLargeError) done(new HttpError(413, MESSAGES.tooLarge), undefined);
+          else if (error instanceof BodyIncompleteError) done(new HttpError(400, MESSAGES.bodyLengthMismatch), undefined);
+          else done(error, undefined);
+        },
+      );
   });
 }
 

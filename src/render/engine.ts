@@ -20,7 +20,7 @@ import type { BodyLayout } from '../body/json-check.js';
 import { unescapeJsonString } from '../body/json-string.js';
 import { toFailure, type Positioning, type RawDiagnostic } from './diagnostics.js';
 import { FamilyNames, placeOf, unknownFontWarnings } from './fonts/warnings.js';
-import { inlineLinkedAssets, isSvg } from './svg-links.js';
+import { INLINE_BUDGET_BYTES, inlineLinkedAssets, isSvg } from './svg-links.js';
 import type { FontCatalog } from './fonts/types.js';
 import type { TemplateFailure, Warning } from './protocol.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
@@ -173,8 +173,9 @@ export class TypstEngine {
         assets.set(name.toString('latin1'), decodeAssetValue(body, asset.value));
         name.fill(0);
       }
+      const budget = { bytes: INLINE_BUDGET_BYTES };
       for (const [name, content] of assets) {
-        const linked = isSvg(name) ? inlineLinkedAssets(name, content, assets) : content;
+        const linked = isSvg(name) ? inlineLinkedAssets(name, content, assets, budget) : content;
         this.compiler.mapShadow(`${VIRTUAL_ROOT}/${name}`, linked);
         if (linked !== content) linked.fill(0);
       }

@@ -33,9 +33,12 @@ function mediaType(name: string): string | undefined {
   return MEDIA_TYPES[/\.([a-z]+)$/i.exec(name)?.[1]?.toLowerCase() ?? ''];
 }
 
+const dataUrlHead = (type: string) => Buffer.from(`data:${type};base64,`);
+const dataUrlLength = (type: string, content: Buffer) => dataUrlHead(type).length + base64Length(content.length);
+
 /** `data:<type>;base64,<content>` as bytes of a buffer of its own. */
 function dataUrl(type: string, content: Buffer): Buffer {
-  const head = Buffer.from(`data:${type};base64,`);
+  const head = dataUrlHead(type);
   const out = ownedBuffer(head.length + base64Length(content.length));
   encodeBase64Into(content, out, head.copy(out));
   return out;
@@ -53,34 +56,61 @@ function resolve(svgName: string, href: string): string {
 }
 
 /**
+ * Bytes of `data:` URLs one job may add to its SVGs. Each href is replaced by
+ * a copy of the asset it names, so an SVG that names one large asset many
+ * times would otherwise grow as the product of the two; past this budget
+ * hrefs are left as they are (Typst then draws nothing for them).
+ */
+export const INLINE_BUDGET_BYTES = 64 * 1024 * 1024;
+
+/** What a job has left of INLINE_BUDGET_BYTES, shared by its SVGs. */
+export interface InlineBudget {
+  bytes: number;
+}
+
+/** Longest href compared with asset names: a name is at most 255 characters, `./` and `../` may come before. */
+const MAX_HREF = 300;
+
+/**
  * The SVG `svg` (asset `svgName`) with the hrefs that name other assets made
  * `data:` URLs; the same buffer if there are none. Names are ASCII (asset
  * names are checked), so an href is compared as ASCII text only when it
- * could be one: short, and of the characters names may hold.
+ * could be one: short, and of the characters names may hold. Linear in the
+ * SVG: the scan of an href's value stops at the first byte a name cannot
+ * hold (an `=` among them, so scans do not overlap), and each asset is
+ * encoded once however often it is named.
  */
-export function inlineLinkedAssets(svgName: string, svg: Buffer, assets: ReadonlyMap<string, Buffer>): Buffer {
+export function inlineLinkedAssets(svgName: string, svg: Buffer, assets: ReadonlyMap<string, Buffer>, budget: InlineBudget): Buffer {
   const parts: Buffer[] = [];
-  const made: Buffer[] = [];
+  const urls = new Map<string, Buffer>();
   let copied = 0;
   for (let at = svg.indexOf(HREF); at !== -1; at = svg.indexOf(HREF, at + HREF.length)) {
     const quote = svg[at + HREF.length];
     if (quote !== 0x22 && quote !== 0x27) continue;
     const start = at + HREF.length + 1;
-    const end = svg.indexOf(quote, start);
-    if (end < 0 || end - start > 300) continue;
-    let plain = true;
-    for (let i = start; i < end; i++) if (!nameByte(svg[i]!)) plain = false;
-    if (!plain) continue;
+    let end = start;
+    while (end < svg.length && end - start <= MAX_HREF && nameByte(svg[end]!)) end++;
+    if (svg[end] !== quote || end - start > MAX_HREF) continue;
     const name = resolve(svgName, svg.toString('latin1', start, end));
     const content = assets.get(name);
     const type = mediaType(name);
     if (!content || !type || name === svgName) continue;
-    const url = dataUrl(type, content);
-    made.push(url);
+    let url = urls.get(name);
+    if (!url) {
+      const length = dataUrlLength(type, content);
+      if (length > budget.bytes) continue;
+      url = dataUrl(type, content);
+      urls.set(name, url);
+    }
+    if (url.length > budget.bytes) continue;
+    budget.bytes -= url.length;
     parts.push(svg.subarray(copied, start), url);
     copied = end;
   }
-  if (parts.length === 0) return svg;
+  if (parts.length === 0) {
+    for (const url of urls.values()) url.fill(0);
+    return svg;
+  }
   parts.push(svg.subarray(copied));
   const out = ownedBuffer(parts.reduce((sum, part) => sum + part.length, 0));
   let o = 0;
@@ -88,6 +118,6 @@ export function inlineLinkedAssets(svgName: string, svg: Buffer, assets: Readonl
     part.copy(out, o);
     o += part.length;
   }
-  for (const url of made) url.fill(0);
+  for (const url of urls.values()) url.fill(0);
   return out;
 }

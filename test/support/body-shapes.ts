@@ -1,0 +1,88 @@
+/**
+ * Request bodies of adversarial shapes, each made to a given size: what a
+ * body check that is not linear in the body would choke on (millions of
+ * tiny keys or asset entries, long escape runs, deep nesting, image headers
+ * that make the reader walk the whole asset). Used by the body-check tests
+ * (the work for N bytes against 4N) and by the bench (server CPU and
+ * /healthz latency while a 10 MiB body of each shape is checked).
+ */
+
+export interface BodyShape {
+  name: string;
+  /** What the service answers for it (when no template runs into trouble). */
+  status: number;
+  /** A body of about `bytes` bytes (never more). */
+  make(bytes: number): Buffer;
+}
+
+const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
+
+/** `{"data":..., "template":..., "assets":{...}}` with `inner` repeated to fill `bytes`. */
+function fill(bytes: number, head: string, unit: string, tail: string): Buffer {
+  const count = Math.max(1, Math.floor((bytes - head.length - tail.length) / unit.length));
+  return Buffer.from(head + unit.repeat(count) + tail);
+}
+
+/** A JPEG that is only APP segments of 2 bytes (FF E0 00 02) up to `bytes`, then a small SOF. */
+function segmentsJpeg(bytes: number): Buffer {
+  const count = Math.max(1, Math.floor((bytes - 20) / 4));
+  const out = Buffer.alloc(2 + count * 4 + 11 + 2);
+  out[0] = 0xff;
+  out[1] = 0xd8;
+  for (let i = 0; i < count; i++) out.set([0xff, 0xe0, 0x00, 0x02], 2 + i * 4);
+  out.set([0xff, 0xc0, 0x00, 0x0b, 0x08, 0x00, 0x10, 0x00, 0x10, 0x01, 0x01], 2 + count * 4);
+  out.set([0xff, 0xd9], out.length - 2);
+  return out;
+}
+
+/** A GIF whose first frame comes after one comment extension of `bytes` in 1-byte sub-blocks. */
+function subBlocksGif(bytes: number): Buffer {
+  const count = Math.max(1, Math.floor((bytes - 40) / 2));
+  const head = Buffer.from([0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 16, 0, 16, 0, 0, 0, 0, 0x21, 0xfe]);
+  const blocks = Buffer.alloc(count * 2, 0x01);
+  for (let i = 1; i < blocks.length; i += 2) blocks[i] = 0x41;
+  const frame = Buffer.from([0x00, 0x2c, 0, 0, 0, 0, 16, 0, 16, 0, 0, 0x02, 0x02, 0x4c, 0x01, 0x00, 0x3b]);
+  return Buffer.concat([head, blocks, frame]);
+}
+
+const HEAD = '{"data":{},"template":"x","assets":{';
+
+export const BODY_SHAPES: BodyShape[] = [
+  { name: 'one name repeated in assets ("a":"")', status: 200, make: (n) => fill(n, HEAD, '"a":"",', '"a":""}}') },
+  {
+    name: 'a 255-byte name repeated in assets',
+    status: 200,
+    make: (n) => fill(n, HEAD, `"${'n'.repeat(255)}":"",`, '"a":""}}'),
+  },
+  {
+    name: 'escaped names repeated in assets ("\\u0061":"")',
+    status: 200,
+    make: (n) => fill(n, HEAD, '"\\u0061":"",', '"a":""}}'),
+  },
+  {
+    name: '1,000 names, then more than 1,000 (refused)',
+    status: 400,
+    make: (n) => fill(n, `${HEAD}${Array.from({ length: 1000 }, (_, i) => `"f${i}":"",`).join('')}`, '"z":"",', '"a":""}}'),
+  },
+  { name: 'tiny top-level keys ("k":0)', status: 200, make: (n) => fill(n, '{', '"k":0,', '"data":{},"template":"x"}') },
+  { name: 'tiny keys in data ("":0)', status: 200, make: (n) => fill(n, '{"data":{', '"":0,', '"":0},"template":"x"}') },
+  {
+    name: 'deep nesting in data ([[[...]]])',
+    status: 200,
+    make: (n) =>
+      Buffer.from(`{"data":{"a":${'['.repeat(Math.floor((n - 40) / 2))}${']'.repeat(Math.floor((n - 40) / 2))}},"template":"x"}`),
+  },
+  { name: 'escape run in the template (\\n)', status: 200, make: (n) => fill(n, '{"data":{},"template":"', '\\n', '"}') },
+  { name: 'escape run in the template (\\u00e9)', status: 200, make: (n) => fill(n, '{"data":{},"template":"', '\\u00e9', '"}') },
+  { name: 'base64 with whitespace between every character', status: 200, make: (n) => fill(n, `${HEAD}"f.bin":"`, 'A ', '"}}') },
+  {
+    name: 'JPEG of 2-byte segments before its SOF',
+    status: 200,
+    make: (n) => Buffer.from(`${HEAD}"j.jpg":"${b64(segmentsJpeg(Math.floor(((n - 60) * 3) / 4)))}"}}`),
+  },
+  {
+    name: 'GIF with a comment of 1-byte sub-blocks',
+    status: 200,
+    make: (n) => Buffer.from(`${HEAD}"g.gif":"${b64(subBlocksGif(Math.floor(((n - 60) * 3) / 4)))}"}}`),
+  },
+];
