@@ -1,6 +1,7 @@
 # Production image of the Typst PDF service.
 # Build:  docker build -t typst-pdf-service .
 # Run:    docker run -p 3000:3000 -e API_KEYS=<key> typst-pdf-service
+# Test:   npm run test:container (builds this file, runs the image, renders through it; run by CI)
 
 # --- build: compile the TypeScript and bundle the playground page ------------
 FROM node:24-bookworm-slim AS build
