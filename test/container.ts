@@ -271,7 +271,8 @@ async function main(): Promise<void> {
   const exit = await podmanOk(['wait', CONTAINER], 60_000);
   const exitedMs = Math.round(performance.now() - signalled);
   assert.equal(exit, '0', 'the container exits 0 after SIGTERM');
-  assert.ok(exitedMs < 15_000, `the container exits promptly after SIGTERM (${exitedMs} ms)`);
+  // Promptly: once the compile has answered, not at the end of SHUTDOWN_TIMEOUT_MS (25 s).
+  assert.ok(exitedMs - answeredMs < 5000, `the container exits promptly once the compile has answered (${exitedMs} ms after SIGTERM)`);
   console.log(`container: SIGTERM with a compile in flight: answered 200 after ${answeredMs} ms, exited 0 after ${exitedMs} ms`);
 
   await step(GIVEN_IMAGE ? 'container removed' : 'container and image removed', cleanUp);
