@@ -1,11 +1,15 @@
 # Production image of the Typst PDF service.
 # Build:  docker build -t typst-pdf-service .
 # Run:    docker run -p 3000:3000 -e API_KEYS=<key> typst-pdf-service
+# Test:   npm run test:container (builds this file, runs the image, renders through it; run by CI)
 
 # --- build: compile the TypeScript and bundle the playground page ------------
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
+# The client package is an npm workspace: npm ci needs its package.json, and the
+# build (which compiles it first, and whose scripts import it by name) its sources.
+COPY package.json package-lock.json .npmrc ./
+COPY packages ./packages
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
@@ -18,8 +22,12 @@ RUN npm run build
 # --- runtime dependencies only (the Typst binding; the fonts are already in dist/fonts) ---
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY package.json package-lock.json .npmrc ./
+COPY packages/client/package.json ./packages/client/
+# The service does not use the client: its workspace link is dropped.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && rm -f node_modules/typst-pdf-client \
+ && npm cache clean --force
 
 # --- runtime ------------------------------------------------------------------
 # Debian (glibc) slim: the Typst binding ships linux-x64 gnu and musl builds;
