@@ -1,16 +1,34 @@
 /**
  * Builds the HTTP application from its parts; main.ts gives it a socket.
  *
- * Where a request goes: auth (http/auth.ts) -> content type and size
- * (http/json-body.ts) -> body schema (http/generate.ts) -> render pool
- * (render/pool.ts) -> worker and Typst (render/worker.ts, render/engine.ts).
- * Every error's answer is made in http/errors.ts.
+ * The steps of a request, in the order they run (hooks of one kind run in
+ * the order they are added below; README's "How it works" shows the same):
+ *
+ *   onRequest  1. identify the key (http/auth.ts identifyKey)          /v1 only
+ *              2. count it: 429 past the limit (http/rate-limit.ts)   /v1 only
+ *              3. unknown path: 404, before the body is read
+ *              4. shutting down: 503 (http/draining.ts)               not /healthz, /readyz
+ *              5. no valid key: 401 (http/auth.ts requireKey)         the /v1 routes
+ *              6. content type, encoding, declared size: 415, 413     POST /v1/pdf/generate
+ *                 (http/json-body.ts requireJsonWithinLimit)
+ *   body       received into owned buffers and checked byte by byte: 400, 413
+ *              (http/json-body.ts, src/body/)
+ *   handler    answers held for readers at their bound: 503; the render pool:
+ *              503, 422, 500, or the worker's PDF or 400/422 (http/generate.ts,
+ *              render/pool.ts, render/worker.ts, render/engine.ts)
+ *   onSend     rate-limit headers; no-store, nosniff, request id; Connection: close
+ *              while draining; an unread body drained and wiped (http/wipe.ts)
+ *   onResponse the log line; metrics; draining's count of answers owed
+ *   after      buffers of the request and answer wiped when the response closes
+ *              (http/wipe.ts), and Node's read buffer scrubbed (read-buffer-scrub.ts)
+ *
+ * Every error's answer is made in http/errors.ts, its words in messages.ts.
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './config.js';
-import { authenticate } from './http/auth.js';
+import { identifyKey, requireKey } from './http/auth.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/client-errors.js';
 import { errorHandler, HttpError, sendError } from './http/errors.js';
 import { ignoreUnknownExpectations } from './http/expect.js';
@@ -80,7 +98,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   const answers = options.answers ?? new AnswerLimits({ maxPendingBytes: 0, readerStallMs: 30_000 });
-  app.decorateRequest('apiKey', null);
+  app.decorateRequest('apiKey', undefined);
   app.decorateRequest('rateLimitUsage', undefined);
   app.decorateRequest('unavailable', undefined);
   ignoreUnknownExpectations(app.server);
@@ -89,12 +107,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerJsonBody(app, { maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS });
   app.setErrorHandler(errorHandler(options.compileTimeoutMs));
   app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));
-  // Counts every /v1 request first, before auth and before the body is read.
+  // onRequest steps 1 to 4 (see the table above); 5 and 6 belong to the /v1 routes below.
+  app.addHook('onRequest', identifyKey(options.keys));
   const rateLimitHealth = registerRateLimit(app, { keys: options.keys, ...options.rateLimit });
-  // An unknown path is answered (counted, with rate-limit headers) before its body is read (Fastify would otherwise parse it first).
+  // Fastify would otherwise read and parse an unknown path's body before answering 404.
   app.addHook('onRequest', async (request) => {
     if (request.is404) throw new HttpError(404, MESSAGES.notFound);
   });
+  refuseWhileClosing(app, options.health.closing);
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('cache-control', 'no-store');
@@ -121,14 +141,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   healthRoutes(app, { ...options.health, rateLimit: rateLimitHealth });
-  refuseWhileClosing(app, options.health.closing);
   const metricsRoute = options.metrics !== undefined && !options.metricsOnOwnPort;
   if (options.metrics) registerMetrics(app, options.metrics, { route: metricsRoute });
   openApiRoute(app, { metricsRoute });
   await playgroundRoutes(app, { enabled: options.playground ?? false });
 
   await app.register(async (api) => {
-    api.addHook('onRequest', authenticate);
+    api.addHook('onRequest', requireKey(options.keys));
     generateRoute(api, options.renderer, answers);
     fontsRoute(api, options.fonts);
   });

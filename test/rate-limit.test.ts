@@ -533,13 +533,12 @@ describe('counters of keys are never evicted by other traffic', () => {
   }
 
   it('a spent key stays spent after 10,000 keyless clients from distinct loopback addresses', async () => {
-    const service = await startService({ WORKERS: '1', RATE_LIMIT_PER_MINUTE: String(LIMIT) });
+    // A ten-minute window: however slow the machine, the key's window does not end during the test.
+    const service = await startService({ WORKERS: '1', RATE_LIMIT_PER_MINUTE: String(LIMIT), RATE_LIMIT_WINDOW_MS: '600000' });
     try {
       await spend(service);
-      const started = Date.now();
       // 127.1.0.0 to 127.1.39.15: each a loopback address of its own.
       const statuses = await inParallel(CLIENTS, 32, (i) => keylessFrom(service, { localAddress: `127.1.${i >> 8}.${i & 255}` }));
-      assert.ok(Date.now() - started < 30_000);
       assert.deepEqual(new Set(statuses), new Set([401]), 'each client has a budget of its own');
       assert.deepEqual(await answers(service), [{ status: 429, remaining: 0 }]);
     } finally {
@@ -548,7 +547,12 @@ describe('counters of keys are never evicted by other traffic', () => {
   });
 
   it('a spent key stays spent after one connection sent 10,000 forwarded addresses (TRUST_PROXY=true)', async () => {
-    const service = await startService({ WORKERS: '1', RATE_LIMIT_PER_MINUTE: String(LIMIT), TRUST_PROXY: 'true' });
+    const service = await startService({
+      WORKERS: '1',
+      RATE_LIMIT_PER_MINUTE: String(LIMIT),
+      RATE_LIMIT_WINDOW_MS: '600000',
+      TRUST_PROXY: 'true',
+    });
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
       await spend(service);

@@ -1,7 +1,10 @@
 /**
- * Authentication: `Authorization: Bearer <key>` checked against the key
- * store before anything else of a request under /v1 (identify), and a
- * request without a valid key answered 401 before its body is read.
+ * Authentication: the key of `Authorization: Bearer <key>` is identified
+ * once, first of all for a request under /v1 (identifyKey); the rate limit
+ * counts the request under it, and the protected routes answer 401 without
+ * one (requireKey), before the body is read. Every step that needs the key
+ * asks requestKey(), which identifies it if no step did yet, so no step
+ * depends on another having run.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKey, KeyStore } from './keys.js';
@@ -10,10 +13,13 @@ import { HttpError } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The key the request presented, checked once (see identify); null without a valid one. */
-    apiKey: ApiKey | null;
+    /** The key the request presented: undefined until identified, then the key or null without a valid one. */
+    apiKey?: ApiKey | null;
   }
 }
+
+/** The API: every request under /v1 is identified and counted. */
+export const API_PATH = /^\/v1(?:[/?#]|$)/;
 
 const BEARER = /^Bearer +([\x21-\x7e]{1,512}) *$/i;
 
@@ -22,18 +28,25 @@ function bearerToken(header: string | undefined): string | undefined {
   return typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined;
 }
 
-/**
- * Reads and checks the request's key, once: the rate limit counts the
- * request under it (or under the client's address without one), the auth
- * hook refuses a request without one, and logs and metrics name it.
- */
-export function identify(request: FastifyRequest, keys: KeyStore): ApiKey | null {
-  const token = bearerToken(request.headers.authorization);
-  request.apiKey = (token === undefined ? undefined : keys.verify(token)) ?? null;
+/** The request's key, checked against the store once and kept on the request; null without a valid one. */
+export function requestKey(request: FastifyRequest, keys: KeyStore): ApiKey | null {
+  if (request.apiKey === undefined) {
+    const token = bearerToken(request.headers.authorization);
+    request.apiKey = (token === undefined ? undefined : keys.verify(token)) ?? null;
+  }
   return request.apiKey;
 }
 
-/** onRequest of the protected routes: 401 unless identify found a valid key. */
-export async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-  if (!request.apiKey) throw new HttpError(401, MESSAGES.unauthorized, { 'www-authenticate': 'Bearer' });
+/** onRequest, first of all: identifies the key of a request under /v1 (for the rate limit, the log and metrics). */
+export function identifyKey(keys: KeyStore) {
+  return async (request: FastifyRequest): Promise<void> => {
+    if (API_PATH.test(request.url)) requestKey(request, keys);
+  };
+}
+
+/** onRequest of the protected routes: 401 without a valid key. */
+export function requireKey(keys: KeyStore) {
+  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    if (!requestKey(request, keys)) throw new HttpError(401, MESSAGES.unauthorized, { 'www-authenticate': 'Bearer' });
+  };
 }

@@ -286,10 +286,11 @@ function openApiDocument(options: OpenApiOptions): Json {
             'application/json': { schema: ref('schemas', 'Error'), example: errorExample(MESSAGES.rateLimited) },
           },
         },
-        // Rate-limit headers are not promised here: a 503 during shutdown is answered before the limiter runs.
+        // The limiter counts a request before a shutdown 503 is answered (see app.ts), so every 503 under /v1 carries its headers.
         Unavailable: {
-          description: 'All workers busy and the queue full, a job waited too long, or shutting down.',
-          headers: { ...COMMON_HEADERS, ...retryAfter },
+          description:
+            'All workers busy and the queue full, a job waited too long, answers held for slow readers at their bound, or shutting down.',
+          headers: { ...COMMON_HEADERS, ...RATE_HEADERS, ...retryAfter },
           content: {
             'application/json': { schema: ref('schemas', 'Error'), example: errorExample(MESSAGES.unavailable) },
           },

@@ -5,13 +5,14 @@
  * with the same headers. Where the counts live, and what happens when Redis
  * fails, is rate-limit-counter.ts.
  *
- * The request is counted in an onRequest hook that runs before auth and
- * before the body is read; past the limit it is answered 429 at once. The
+ * The request is counted in an onRequest hook, right after its key is
+ * identified (auth.ts) and before anything else is checked or read (the
+ * order is in app.ts); past the limit it is answered 429 at once. The
  * headers are set in onSend, so every answer carries them, whichever part
  * of the service made it (auth, body reader, error handler, not-found).
  */
 import type { FastifyInstance } from 'fastify';
-import { identify } from './auth.js';
+import { API_PATH, requestKey } from './auth.js';
 import { clientBucket } from './client-address.js';
 import { MESSAGES } from '../messages.js';
 import { HttpError } from './errors.js';
@@ -45,15 +46,13 @@ declare module 'fastify' {
   }
 }
 
-const COUNTED = /^\/v1(?:[/?#]|$)/;
-
 /** Adds the rate-limit hooks to `app` and returns the state of the counters' store, for /readyz. */
 export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): () => RateLimitHealth {
   const counter = RateLimitCounter.create(app, options);
 
   app.addHook('onRequest', async (request) => {
-    if (!COUNTED.test(request.url)) return;
-    const key = identify(request, options.keys);
+    if (!API_PATH.test(request.url)) return;
+    const key = requestKey(request, options.keys);
     const subject: Subject = key
       ? { kind: 'key', bucket: key.bucket, limit: key.limit ?? options.limit }
       : { kind: 'address', bucket: `addr:${clientBucket(request.ip)}`, limit: options.limit };
