@@ -99,8 +99,8 @@ function text(env: Env, name: string): string | undefined {
 
 const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
-function trustProxy(env: Env): boolean | string[] {
-  const raw = text(env, 'TRUST_PROXY');
+function trustProxy(env: Env, name: string): boolean | string[] {
+  const raw = text(env, name);
   if (raw === undefined || raw === 'false') return false;
   if (raw === 'true') return true;
   const entries = raw
@@ -113,17 +113,17 @@ function trustProxy(env: Env): boolean | string[] {
     const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
     if (!(PROXY_NAMES.includes(entry) || (family !== 0 && validBits && extra === undefined))) {
       throw new ConfigError(
-        `TRUST_PROXY must be true, false, or a comma-separated list of addresses, CIDR ranges or ${PROXY_NAMES.join('/')}, got "${entry}"`,
+        `${name} must be true, false, or a comma-separated list of addresses, CIDR ranges or ${PROXY_NAMES.join('/')}, got "${entry}"`,
       );
     }
   }
   return entries;
 }
 
-function redisUrl(env: Env): string | undefined {
-  const raw = text(env, 'REDIS_URL');
+function redisUrl(env: Env, name: string): string | undefined {
+  const raw = text(env, name);
   if (raw !== undefined && !/^rediss?:\/\/[^\s]+$/.test(raw)) {
-    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+    throw new ConfigError(`${name} must be a redis:// or rediss:// URL`);
   }
   return raw;
 }
@@ -145,36 +145,40 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const DEFAULT_LOG_LEVEL = 'info';
+const DEFAULT_HOST = '0.0.0.0';
+const DEFAULT_WORKER_MEMORY_MB = 2048;
 
 /** One setting: its variable, the Config field it fills, its default and meaning as the README shows them, and its reader. */
 interface Setting<K extends keyof Config = keyof Config> {
   name: string;
   key: K;
-  /** Markdown, as in the README's table. */
-  default: string;
+  /** Markdown, as in the README's table; for a whole number read by `whole()`, its default value unless given. */
+  default?: string;
   /** Markdown, as in the README's table. */
   meaning: string;
   /** Reads and checks the variable `name`; `so` holds the settings read before it (QUEUE_LIMIT's default follows WORKERS). */
-  read: (env: Env, name: string, so: Partial<Config>) => Config[K];
+  read: ((env: Env, name: string, so: Partial<Config>) => Config[K]) & { defaultText?: string };
   /** Shown only as "(set)". */
   secret?: boolean;
 }
 
-/** A reader of a whole number between `min` and `max`, `fallback` when unset. */
-const whole = (fallback: number, min: number, max: number) => (env: Env, name: string) => integer(env, name, fallback, min, max);
+/** A reader of a whole number between `min` and `max`, `fallback` when unset; the README shows the fallback as the default. */
+const whole = (fallback: number, min: number, max: number) =>
+  Object.assign((env: Env, name: string) => integer(env, name, fallback, min, max), { defaultText: `\`${fallback}\`` });
 
-function maxWorkerMemory(env: Env): number {
-  const value = integer(env, 'MAX_WORKER_MEMORY_MB', 2048, 0, 1_048_576);
+function maxWorkerMemory(env: Env, name: string): number {
+  const value = integer(env, name, DEFAULT_WORKER_MEMORY_MB, 0, 1_048_576);
   if (value !== 0 && value < MIN_WORKER_MEMORY_MB) {
     // An idle worker (Node and the compiler) already holds tens of MiB, and a compile needs room.
-    throw new ConfigError(`MAX_WORKER_MEMORY_MB must be 0 (no cap) or at least ${MIN_WORKER_MEMORY_MB}, got ${value}`);
+    throw new ConfigError(`${name} must be 0 (no cap) or at least ${MIN_WORKER_MEMORY_MB}, got ${value}`);
   }
   return value;
 }
 
-function logLevel(env: Env): string {
-  const value = text(env, 'LOG_LEVEL') ?? 'info';
-  if (!LOG_LEVELS.includes(value)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`);
+function logLevel(env: Env, name: string): string {
+  const value = text(env, name) ?? DEFAULT_LOG_LEVEL;
+  if (!LOG_LEVELS.includes(value)) throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`);
   return value;
 }
 
@@ -195,8 +199,14 @@ function directory(env: Env, name: string): string | undefined {
  * loading, `--help` and the README's table (checked by a test) come from.
  */
 export const SETTINGS: readonly Setting[] = [
-  { name: 'PORT', key: 'port', default: '`3000`', meaning: 'TCP port', read: whole(3000, 0, 65535) },
-  { name: 'HOST', key: 'host', default: '`0.0.0.0`', meaning: 'Interface to listen on', read: (env, name) => text(env, name) ?? '0.0.0.0' },
+  { name: 'PORT', key: 'port', meaning: 'TCP port', read: whole(3000, 0, 65535) },
+  {
+    name: 'HOST',
+    key: 'host',
+    default: `\`${DEFAULT_HOST}\``,
+    meaning: 'Interface to listen on',
+    read: (env, name) => text(env, name) ?? DEFAULT_HOST,
+  },
   {
     name: 'API_KEYS',
     key: 'apiKeys',
@@ -222,14 +232,12 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: 'SPARE_WORKERS',
     key: 'spareWorkers',
-    default: '`1`',
     meaning: 'Started, idle workers kept to replace one that ends (crash, kill, recycle) without a cold start',
     read: whole(1, 0, 64),
   },
   {
     name: 'COMPILE_TIMEOUT_MS',
     key: 'compileTimeoutMs',
-    default: '`10000`',
     meaning: 'Compile time limit; past it the worker is killed and the answer is 422',
     read: whole(10_000, 100, 600_000),
   },
@@ -243,21 +251,19 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: 'QUEUE_TIMEOUT_MS',
     key: 'queueTimeoutMs',
-    default: '`10000`',
     meaning: 'Longest wait for a worker before 503',
     read: whole(10_000, 1, 600_000),
   },
   {
     name: 'WORKER_MAX_JOBS',
     key: 'workerMaxJobs',
-    default: '`1000`',
     meaning: 'A worker is replaced after this many compiles (0: never)',
     read: whole(1000, 0, 10_000_000),
   },
   {
     name: 'MAX_WORKER_MEMORY_MB',
     key: 'maxWorkerMemoryMb',
-    default: '`2048`',
+    default: `\`${DEFAULT_WORKER_MEMORY_MB}\``,
     meaning:
       'Resident memory one worker may hold while compiling (at least 256, or 0 for no cap); past it the worker is killed and the answer is 422. Read from `/proc` every 50 ms (Linux)',
     read: maxWorkerMemory,
@@ -272,7 +278,6 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: 'MAX_PENDING_ANSWERS_MB',
     key: 'maxPendingAnswersMb',
-    default: '`512`',
     meaning:
       'PDF answers the server holds for clients that have not taken them yet, in total (MiB); past it new compiles get 503 until readers catch up (0: no bound)',
     read: whole(512, 0, 1_048_576),
@@ -280,14 +285,12 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: 'READER_STALL_TIMEOUT_MS',
     key: 'readerStallTimeoutMs',
-    default: '`30000`',
     meaning: 'A client that takes no byte of its answer for this long is cut off, and the answer wiped',
     read: whole(30_000, 100, 600_000),
   },
   {
     name: 'MAX_IMAGE_PIXELS',
     key: 'maxImagePixels',
-    default: '`100000000`',
     meaning:
       'An image asset (PNG, JPEG, GIF, WebP, told by its first bytes) whose header declares more pixels (width × height) is refused with 400 naming it, before any compile. SVG stays under the memory cap',
     read: whole(DEFAULT_MAX_IMAGE_PIXELS, 1, Number.MAX_SAFE_INTEGER),
@@ -309,28 +312,25 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: 'LOG_LEVEL',
     key: 'logLevel',
-    default: '`info`',
+    default: `\`${DEFAULT_LOG_LEVEL}\``,
     meaning: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
     read: logLevel,
   },
   {
     name: 'RATE_LIMIT_PER_MINUTE',
     key: 'rateLimitPerMinute',
-    default: '`100`',
     meaning: 'Requests per window for keys without their own `limit=`, and per client address without a key',
     read: whole(100, 1, 1_000_000),
   },
   {
     name: 'RATE_LIMIT_WINDOW_MS',
     key: 'rateLimitWindowMs',
-    default: '`60000`',
     meaning: 'Length of the rate-limit window; change it only for tests',
     read: whole(60_000, 100, 3_600_000),
   },
   {
     name: 'RATE_LIMIT_ADDRESSES',
     key: 'rateLimitAddresses',
-    default: '`10000`',
     meaning:
       'Client addresses (of requests without a valid key) whose counts are kept at once; past it, the address unseen for longest starts again from zero. Keys are counted apart and never forgotten',
     read: whole(10_000, 100, 10_000_000),
@@ -346,7 +346,6 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: 'REDIS_TIMEOUT_MS',
     key: 'redisTimeoutMs',
-    default: '`300`',
     meaning:
       'Longest wait for Redis; past it (or when its connection drops) the instance counts on its own from the counts Redis last gave, checks Redis every second, and gives it back what it counted when it answers',
     read: whole(300, 10, 60_000),
@@ -369,7 +368,6 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: 'SHUTDOWN_TIMEOUT_MS',
     key: 'shutdownTimeoutMs',
-    default: '`25000`',
     meaning: 'On SIGTERM or SIGINT, longest wait for requests in flight before their compiles are cut off',
     read: whole(25_000, 0, 600_000),
   },
@@ -388,12 +386,17 @@ export function loadConfig(env: Env = process.env): Config {
   return config as Config;
 }
 
+/** A setting's default as the README and `--help` show it (Markdown). */
+export function defaultText(setting: Setting): string {
+  return setting.default ?? setting.read.defaultText ?? '(none)';
+}
+
 /** The README's settings table, as Markdown rows. */
 export function settingsTable(): string {
   return [
     '| Variable | Default | Meaning |',
     '| --- | --- | --- |',
-    ...SETTINGS.map((s) => `| \`${s.name}\` | ${s.default} | ${s.meaning} |`),
+    ...SETTINGS.map((s) => `| \`${s.name}\` | ${defaultText(s)} | ${s.meaning} |`),
   ].join('\n');
 }
 

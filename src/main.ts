@@ -70,13 +70,7 @@ async function main(): Promise<void> {
   }
   const sandbox = createSandbox(config.packagePath);
   const pool = new RenderPool({
-    size: config.workers,
-    spares: config.spareWorkers,
-    timeoutMs: config.compileTimeoutMs,
-    queueLimit: config.queueLimit,
-    queueTimeoutMs: config.queueTimeoutMs,
-    maxJobsPerWorker: config.workerMaxJobs,
-    memoryLimitBytes: config.maxWorkerMemoryMb * 1024 * 1024,
+    ...config,
     engine: { packagePath: config.packagePath, fonts, maxPdfBytes: config.maxPdfBytes },
     env: sandbox.env,
   });

@@ -4,7 +4,7 @@
  * anything is started. (`src/cli/` is the client's command line.)
  */
 import { parseArgs } from 'node:util';
-import { SETTINGS, settingValues } from './config.js';
+import { defaultText, SETTINGS, settingValues } from './config.js';
 import { BINDING, BINDING_VERSION, SERVICE_NAME, SERVICE_VERSION, TYPST_VERSION } from './version.js';
 
 function versions(): string {
@@ -19,7 +19,7 @@ function help(): string {
   const values = settingValues();
   // The table's Markdown, as plain text for a terminal.
   const plain = (markdown: string) => markdown.replaceAll('`', '');
-  const rows = SETTINGS.map((s) => [s.name, plain(s.default), values[s.name] ?? '', plain(s.meaning)]);
+  const rows = SETTINGS.map((s) => [s.name, plain(defaultText(s)), values[s.name] ?? '', plain(s.meaning)]);
   const head = ['Variable', 'Default', 'Current', 'Meaning'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');

@@ -15,6 +15,7 @@ import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { BodyLayout } from '../body/json-check.js';
+import type { Config } from '../config.js';
 import type { EngineOptions } from './engine.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from './errors.js';
 import type { FontFamilyInfo } from './fonts/types.js';
@@ -24,20 +25,16 @@ import { residentBytes, watchAllocationFailure } from './memory-watch.js';
 import type { ControlMessage } from './protocol.js';
 import { scrubReadBuffer } from '../read-buffer-scrub.js';
 
-export interface PoolOptions {
-  size: number;
-  /** Started, idle workers kept in reserve to replace one that ends. */
-  spares: number;
-  /** Compile limit per job; the worker is killed past it. */
-  timeoutMs: number;
-  /** Jobs allowed to wait; past it, new jobs are refused at once. */
-  queueLimit: number;
-  /** Longest wait in the queue before a job is refused. */
-  queueTimeoutMs: number;
-  /** Replace a worker after this many jobs (0: never). */
-  maxJobsPerWorker: number;
-  /** Resident memory a worker may hold, in bytes; past it the worker is killed (0: no cap). */
-  memoryLimitBytes?: number;
+/**
+ * The pool's settings carry the names of the service's settings (config.ts,
+ * where each is described): WORKERS, SPARE_WORKERS, COMPILE_TIMEOUT_MS,
+ * QUEUE_LIMIT, QUEUE_TIMEOUT_MS, WORKER_MAX_JOBS, MAX_WORKER_MEMORY_MB.
+ */
+export interface PoolOptions
+  extends Pick<
+    Config,
+    'workers' | 'spareWorkers' | 'compileTimeoutMs' | 'queueLimit' | 'queueTimeoutMs' | 'workerMaxJobs' | 'maxWorkerMemoryMb'
+  > {
   engine: EngineOptions;
   /** Environment of worker processes (see sandbox.ts). */
   env: NodeJS.ProcessEnv;
@@ -129,15 +126,19 @@ export class RenderPool extends EventEmitter {
   private consecutiveStartFailures = 0;
   private supervisor?: NodeJS.Timeout;
 
+  /** MAX_WORKER_MEMORY_MB in bytes (0: no cap). */
+  private readonly memoryLimitBytes: number;
+
   constructor(private readonly options: PoolOptions) {
     super();
+    this.memoryLimitBytes = options.maxWorkerMemoryMb * 1024 * 1024;
     this.queue = new JobQueue(options.queueTimeoutMs);
   }
 
   /** Starts every worker and resolves when all are ready (spares follow); rejects if the engine cannot start. */
   async start(): Promise<void> {
     this.supervisor = setInterval(() => this.supervise(), SUPERVISE_MS).unref();
-    await Promise.all(Array.from({ length: this.options.size }, () => this.spawn('worker')));
+    await Promise.all(Array.from({ length: this.options.workers }, () => this.spawn('worker')));
     this.topUpSpares();
   }
 
@@ -168,7 +169,7 @@ export class RenderPool extends EventEmitter {
         busy++;
       }
     }
-    return { size: this.options.size, ready, busy, queued: this.queue.length, queueLimit: this.options.queueLimit, spare };
+    return { size: this.options.workers, ready, busy, queued: this.queue.length, queueLimit: this.options.queueLimit, spare };
   }
 
   /** The font families the workers loaded, as the last worker to start reported them. */
@@ -309,7 +310,7 @@ export class RenderPool extends EventEmitter {
   private topUpSpares(): void {
     if (this.closing) return;
     const spares = [...this.slots].filter((s) => s.role === 'spare' && s.state !== 'stopping').length;
-    for (let i = spares; i < this.options.spares; i++) this.respawn('spare');
+    for (let i = spares; i < this.options.spareWorkers; i++) this.respawn('spare');
   }
 
   /** Starts a worker; one that cannot even start is retried with a growing pause, not in a tight loop. */
@@ -343,11 +344,11 @@ export class RenderPool extends EventEmitter {
   /** The supervisor's tick: ends a worker past the compile limit, silent past ACK_TIMEOUT_MS, or over the memory cap. */
   private supervise(): void {
     const now = performance.now();
-    const limit = this.options.memoryLimitBytes ?? 0;
+    const limit = this.memoryLimitBytes;
     for (const slot of this.slots) {
       const running = slot.state === 'busy' ? slot.running : undefined;
       if (!running) continue;
-      if (now - running.since > this.options.timeoutMs) this.kill(slot, 'timeout');
+      if (now - running.since > this.options.compileTimeoutMs) this.kill(slot, 'timeout');
       else if (!running.started && now - running.since > ACK_TIMEOUT_MS) this.kill(slot, 'unresponsive');
       else if (limit > 0 && slot.child.pid !== undefined && (residentBytes(slot.child.pid) ?? 0) > limit) this.kill(slot, 'memory');
     }
@@ -380,9 +381,9 @@ export class RenderPool extends EventEmitter {
         frame: frame.bytes,
       });
     }
-    if (this.options.maxJobsPerWorker > 0 && slot.jobs >= this.options.maxJobsPerWorker) {
+    if (this.options.workerMaxJobs > 0 && slot.jobs >= this.options.workerMaxJobs) {
       this.kill(slot, 'recycle');
-    } else if ((this.options.memoryLimitBytes ?? 0) > 0 && outcome.residentBytes > this.options.memoryLimitBytes!) {
+    } else if (this.memoryLimitBytes > 0 && outcome.residentBytes > this.memoryLimitBytes) {
       // The job peaked between two samples and kept the memory: the next job starts in a fresh worker.
       this.kill(slot, 'memory');
     } else {
