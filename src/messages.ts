@@ -1,8 +1,17 @@
 /**
  * Every message the API answers with, in one table, and the few that are
- * built from a value (a time limit, a template's place). Bodies are always
- * `{"error": "<message>"}`. None shows a server path, and none is ever
- * logged: messages about a template quote it.
+ * built from a value (a time limit, a template's place, an asset's name).
+ * Bodies are always `{"error": "<message>"}`. None shows a server path, and
+ * none is ever logged: messages about a template or an asset quote it.
+ *
+ * An error reaches the client by one of three routes, all worded here:
+ *   thrown        an HttpError or a pool error, answered by http/errors.ts
+ *                 (and Node's own refusals, by http/client-errors.ts);
+ *   body checker  a problem found in the request's bytes (src/body/), made
+ *                 into an answer as bytes, since it may quote the body
+ *                 (body/error-body.ts);
+ *   worker        a template that failed, a PDF over its limit: the worker
+ *                 makes the answer's bytes itself (render/worker.ts).
  *
  * Pure data and functions, so both the server and the workers use it.
  */
@@ -39,6 +48,22 @@ export const imageTooLarge = {
   afterName: (width: number, height: number, maxPixels: number) =>
     `" is an image of ${width} × ${height} pixels, over the ${maxPixels / 1e6} megapixel limit`,
 };
+
+/** Why an asset's name breaks the rules (body/asset-names.ts); the answer names the asset before it. */
+export const ASSET_NAME_PROBLEMS = {
+  empty: 'name must not be empty',
+  absolute: 'name must be a relative path: it must not start with "/"',
+  emptySegment: 'name has an empty path segment',
+  dotSegment: 'name must not have a "." or ".." path segment',
+  character: 'name may only hold the characters A-Z a-z 0-9 . _ - and "/" between path segments',
+} as const;
+
+export function assetNameTooLong(maxLength: number): string {
+  return `name is longer than ${maxLength} characters`;
+}
+
+/** The warning for a font family no worker has (render/fonts/warnings.ts). */
+export const UNKNOWN_FONT = 'unknown font family (not among GET /v1/fonts; Typst uses a fallback font)';
 
 export function timeoutMessage(timeoutMs: number): string {
   const seconds = Math.round((timeoutMs / 1000) * 10) / 10;

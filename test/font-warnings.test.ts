@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { before, describe, test } from 'node:test';
 import type { NodeCompiler as NodeCompilerType } from '@myriaddreamin/typst-ts-node-compiler';
-import { FamilyNames, UNKNOWN_FONT, unknownFontWarnings } from '../src/render/fonts/warnings.js';
+import { UNKNOWN_FONT } from '../src/messages.js';
+import { FamilyNames, unknownFontWarnings } from '../src/render/fonts/warnings.js';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 
 const require = createRequire(import.meta.url);

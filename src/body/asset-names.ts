@@ -4,6 +4,8 @@
  * leading `/`, no empty segment, at most 255 characters. Checked on the
  * name's bytes after JSON unescaping; the name never becomes a string here.
  */
+import { ASSET_NAME_PROBLEMS, assetNameTooLong } from '../messages.js';
+
 export const MAX_ASSET_NAME = 255;
 
 const SLASH = 0x2f;
@@ -15,25 +17,25 @@ export const isNameCharacter = (b: number) =>
 
 /** What is wrong with the name in `bytes[from, to)` (unescaped), or null. */
 export function nameProblem(bytes: Uint8Array, from = 0, to = bytes.length): string | null {
-  if (to === from) return 'name must not be empty';
-  if (bytes[from] === SLASH) return 'name must be a relative path: it must not start with "/"';
+  if (to === from) return ASSET_NAME_PROBLEMS.empty;
+  if (bytes[from] === SLASH) return ASSET_NAME_PROBLEMS.absolute;
   let segmentStart = from;
   for (let i = from; i <= to; i++) {
     const b = i < to ? bytes[i]! : SLASH;
     if (b === SLASH) {
       const length = i - segmentStart;
-      if (length === 0) return 'name has an empty path segment';
+      if (length === 0) return ASSET_NAME_PROBLEMS.emptySegment;
       if (
         (length === 1 && bytes[segmentStart] === DOT) ||
         (length === 2 && bytes[segmentStart] === DOT && bytes[segmentStart + 1] === DOT)
       ) {
-        return 'name must not have a "." or ".." path segment';
+        return ASSET_NAME_PROBLEMS.dotSegment;
       }
       segmentStart = i + 1;
     } else if (!isNameCharacter(b)) {
-      return 'name may only hold the characters A-Z a-z 0-9 . _ - and "/" between path segments';
+      return ASSET_NAME_PROBLEMS.character;
     }
   }
-  if (to - from > MAX_ASSET_NAME) return `name is longer than ${MAX_ASSET_NAME} characters`;
+  if (to - from > MAX_ASSET_NAME) return assetNameTooLong(MAX_ASSET_NAME);
   return null;
 }

@@ -12,6 +12,7 @@
 // DESIGN.md, zero data retention in memory), so the scan and the comparison
 // work on bytes, and a warning names the place of the family, not the family.
 
+import { UNKNOWN_FONT } from '../../messages.js';
 import type { Warning } from '../protocol.js';
 import { ownedBuffer } from '../../body/owned-buffer.js';
 
@@ -21,8 +22,6 @@ const BACKSLASH = 0x5c;
 const COLON = 0x3a;
 const OPEN = 0x28;
 const CLOSE = 0x29;
-
-export const UNKNOWN_FONT = 'unknown font family (not among GET /v1/fonts; Typst uses a fallback font)';
 
 /** Family names, compared with bytes as Typst compares names: case-insensitively. */
 export class FamilyNames {

@@ -1,0 +1,152 @@
+/**
+ * Every status the API answers with, and the message behind it, in one
+ * table: each row makes the answer through the HTTP layer (app.inject, with
+ * a renderer that stands in for the worker pool and answers what the row
+ * needs) and checks its body is `{"error": <the message from messages.ts>}`.
+ * Rows the worker words itself (a template's error, a PDF over its limit)
+ * are checked against the real service in generate.test.ts and
+ * output-limits.test.ts; here their wording comes through as the worker's
+ * bytes.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { pino } from 'pino';
+import { buildApp } from '../src/app.js';
+import { jsonErrorBody } from '../src/body/error-body.js';
+import { KeyStore } from '../src/http/keys.js';
+import { MESSAGES, pdfTooLargeMessage, templateMessage, timeoutMessage, unsupportedEncoding } from '../src/messages.js';
+import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../src/render/errors.js';
+import type { RenderResult } from '../src/render/pool.js';
+import { PDF_TOO_LARGE_STATUS } from '../src/render/protocol.js';
+
+const KEY = 'statuses-key-0123456789';
+const ONE_A_MINUTE = 'statuses-one-key-0123456789';
+const COMPILE_TIMEOUT_MS = 10_000;
+
+/** What the stand-in renderer does for the next job. */
+let next: () => Promise<RenderResult>;
+const failed = (status: number, message: string) => async (): Promise<RenderResult> => {
+  const frame = jsonErrorBody(message);
+  return { kind: 'failed', status, errorBody: frame, compileMs: 1, frame };
+};
+const throws = (error: Error) => async (): Promise<RenderResult> => {
+  throw error;
+};
+
+let app: FastifyInstance;
+before(async () => {
+  app = await buildApp({
+    keys: KeyStore.load(`${KEY},${ONE_A_MINUTE} limit=1`, undefined),
+    renderer: { render: () => next() },
+    fonts: { fonts: () => [] },
+    health: { stats: () => ({ size: 1, ready: 1, busy: 0, queued: 0, queueLimit: 4, spare: 0 }), closing: () => false },
+    logger: pino({ level: 'silent' }),
+    compileTimeoutMs: COMPILE_TIMEOUT_MS,
+    rateLimit: { limit: 1000, windowMs: 60_000, maxAddresses: 1000, redisTimeoutMs: 300 },
+  });
+});
+after(async () => {
+  await app.close();
+});
+
+const BODY = '{"data": {}, "template": "x"}';
+const generate = (payload: string, headers: Record<string, string> = {}) =>
+  app.inject({
+    method: 'POST',
+    url: '/v1/pdf/generate',
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...headers },
+    payload,
+  });
+
+const TEMPLATE_FAILURE = templateMessage({ kind: 'evaluation', message: 'unknown variable: x', line: 1, column: 2 });
+
+const ROWS: { status: number; when: string; message: string | RegExp; answer: () => Promise<LightMyRequestResponse> }[] = [
+  { status: 400, when: 'invalid JSON', message: /^Request body is not valid JSON: /, answer: () => generate('{') },
+  { status: 400, when: '`data` missing', message: /"data": expected a JSON object$/, answer: () => generate('{"template": "x"}') },
+  {
+    status: 400,
+    when: 'a template that fails (worded by the worker)',
+    message: TEMPLATE_FAILURE,
+    answer: () => ((next = failed(400, TEMPLATE_FAILURE)), generate(BODY)),
+  },
+  { status: 401, when: 'no key', message: MESSAGES.unauthorized, answer: () => generate(BODY, { authorization: '' }) },
+  {
+    status: 404,
+    when: 'an unknown path',
+    message: MESSAGES.notFound,
+    answer: () => app.inject({ method: 'GET', url: '/v1/nothing', headers: { authorization: `Bearer ${KEY}` } }),
+  },
+  {
+    status: 413,
+    when: 'a declared length over 10 MB',
+    message: MESSAGES.tooLarge,
+    answer: () => generate(BODY, { 'content-length': String(10 * 1024 * 1024 + 1) }),
+  },
+  {
+    status: 415,
+    when: 'another content type',
+    message: MESSAGES.unsupportedMediaType,
+    answer: () => generate(BODY, { 'content-type': 'text/plain' }),
+  },
+  {
+    status: 415,
+    when: 'a content encoding',
+    message: unsupportedEncoding('gzip'),
+    answer: () => generate(BODY, { 'content-encoding': 'gzip' }),
+  },
+  {
+    status: 422,
+    when: 'the compile time limit',
+    message: timeoutMessage(COMPILE_TIMEOUT_MS),
+    answer: () => ((next = throws(new CompileTimeoutError('t'))), generate(BODY)),
+  },
+  {
+    status: 422,
+    when: 'the worker memory cap',
+    message: MESSAGES.memory,
+    answer: () => ((next = throws(new MemoryLimitError('m'))), generate(BODY)),
+  },
+  {
+    status: PDF_TOO_LARGE_STATUS,
+    when: 'a PDF over MAX_PDF_BYTES (worded by the worker)',
+    message: pdfTooLargeMessage(100 * 1024 * 1024),
+    answer: () => ((next = failed(PDF_TOO_LARGE_STATUS, pdfTooLargeMessage(100 * 1024 * 1024))), generate(BODY)),
+  },
+  {
+    status: 429,
+    when: 'a key past its limit',
+    message: MESSAGES.rateLimited,
+    answer: async () => {
+      next = failed(400, TEMPLATE_FAILURE);
+      await generate(BODY, { authorization: `Bearer ${ONE_A_MINUTE}` });
+      return generate(BODY, { authorization: `Bearer ${ONE_A_MINUTE}` });
+    },
+  },
+  {
+    status: 500,
+    when: 'a worker that died',
+    message: MESSAGES.internal,
+    answer: () => ((next = throws(new WorkerCrashError('c'))), generate(BODY)),
+  },
+  {
+    status: 503,
+    when: 'no capacity',
+    message: MESSAGES.unavailable,
+    answer: () => ((next = throws(new PoolUnavailableError('queue_full'))), generate(BODY)),
+  },
+];
+
+describe('every status the API answers with, and its message', () => {
+  for (const row of ROWS) {
+    it(`${row.status} for ${row.when}`, async () => {
+      const res = await row.answer();
+      assert.equal(res.statusCode, row.status);
+      assert.match(String(res.headers['content-type']), /^application\/json/);
+      const body = res.json() as Record<string, unknown>;
+      assert.deepEqual(Object.keys(body), ['error']);
+      if (typeof row.message === 'string') assert.equal(body.error, row.message);
+      else assert.match(String(body.error), row.message);
+    });
+  }
+});
