@@ -59,6 +59,12 @@ const generate = (payload: string, headers: Record<string, string> = {}) =>
     payload,
   });
 
+/** Answers a generate request after telling the stand-in renderer what to do. */
+const via = (behaviour: () => Promise<RenderResult>) => () => {
+  next = behaviour;
+  return generate(BODY);
+};
+
 const TEMPLATE_FAILURE = templateMessage({ kind: 'evaluation', message: 'unknown variable: x', line: 1, column: 2 });
 
 const ROWS: { status: number; when: string; message: string | RegExp; answer: () => Promise<LightMyRequestResponse> }[] = [
@@ -68,7 +74,7 @@ const ROWS: { status: number; when: string; message: string | RegExp; answer: ()
     status: 400,
     when: 'a template that fails (worded by the worker)',
     message: TEMPLATE_FAILURE,
-    answer: () => ((next = failed(400, TEMPLATE_FAILURE)), generate(BODY)),
+    answer: via(failed(400, TEMPLATE_FAILURE)),
   },
   { status: 401, when: 'no key', message: MESSAGES.unauthorized, answer: () => generate(BODY, { authorization: '' }) },
   {
@@ -99,19 +105,19 @@ const ROWS: { status: number; when: string; message: string | RegExp; answer: ()
     status: 422,
     when: 'the compile time limit',
     message: timeoutMessage(COMPILE_TIMEOUT_MS),
-    answer: () => ((next = throws(new CompileTimeoutError('t'))), generate(BODY)),
+    answer: via(throws(new CompileTimeoutError('t'))),
   },
   {
     status: 422,
     when: 'the worker memory cap',
     message: MESSAGES.memory,
-    answer: () => ((next = throws(new MemoryLimitError('m'))), generate(BODY)),
+    answer: via(throws(new MemoryLimitError('m'))),
   },
   {
     status: PDF_TOO_LARGE_STATUS,
     when: 'a PDF over MAX_PDF_BYTES (worded by the worker)',
     message: pdfTooLargeMessage(100 * 1024 * 1024),
-    answer: () => ((next = failed(PDF_TOO_LARGE_STATUS, pdfTooLargeMessage(100 * 1024 * 1024))), generate(BODY)),
+    answer: via(failed(PDF_TOO_LARGE_STATUS, pdfTooLargeMessage(100 * 1024 * 1024))),
   },
   {
     status: 429,
@@ -127,13 +133,13 @@ const ROWS: { status: number; when: string; message: string | RegExp; answer: ()
     status: 500,
     when: 'a worker that died',
     message: MESSAGES.internal,
-    answer: () => ((next = throws(new WorkerCrashError('c'))), generate(BODY)),
+    answer: via(throws(new WorkerCrashError('c'))),
   },
   {
     status: 503,
     when: 'no capacity',
     message: MESSAGES.unavailable,
-    answer: () => ((next = throws(new PoolUnavailableError('queue_full'))), generate(BODY)),
+    answer: via(throws(new PoolUnavailableError('queue_full'))),
   },
 ];
 
