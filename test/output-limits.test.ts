@@ -55,7 +55,8 @@ describe('MAX_PDF_BYTES', () => {
 
 describe('answers nobody reads', () => {
   let service: Service;
-  const STALL_MS = 2000;
+  // Long enough that an answer is still held while the next one compiles on a busy machine.
+  const STALL_MS = 6000;
   before(async () => {
     service = await startService({ ...NO_RATE_LIMIT, MAX_PENDING_ANSWERS_MB: '16', READER_STALL_TIMEOUT_MS: String(STALL_MS) });
   });
