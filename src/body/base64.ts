@@ -12,6 +12,7 @@
  */
 import type { Range } from './json-check.js';
 import { withUnescaped } from './json-string.js';
+import { characterCount } from '../text-position.js';
 import { ownedBuffer } from './owned-buffer.js';
 
 const EQUALS = 0x3d;
@@ -94,15 +95,8 @@ export function base64Problem(body: Uint8Array, range: Range): string | null {
     const payload = payloadStart(value, from, to);
     if (payload < 0) return 'only base64 data: URLs are accepted (data:<type>;base64,...)';
     const bad = base64Invalid(value, payload, to);
-    return bad < 0 ? null : `not valid base64 (character ${characterNumber(value, from, bad)} of the value)`;
+    return bad < 0 ? null : `not valid base64 (character ${characterCount(value, from, bad) + 1} of the value)`;
   });
-}
-
-/** 1-based character number of byte `at` in UTF-8 `bytes` counted from `from`. */
-function characterNumber(bytes: Uint8Array, from: number, at: number): number {
-  let n = 1;
-  for (let i = from; i < at; i++) if ((bytes[i]! & 0xc0) !== 0x80) n++;
-  return n;
 }
 
 /** Decodes checked forgiving base64 from `bytes[from, to)` into a buffer of its own. */

@@ -13,6 +13,7 @@
 // work on bytes, and a warning names the place of the family, not the family.
 
 import { UNKNOWN_FONT } from '../../messages.js';
+import { placeOf } from '../../text-position.js';
 import type { Warning } from '../protocol.js';
 import { ownedBuffer } from '../../body/owned-buffer.js';
 
@@ -118,22 +119,6 @@ function forEachFontLiteral(source: Uint8Array, visit: (literal: Literal) => voi
   } finally {
     scratch.fill(0);
   }
-}
-
-/** 1-based line and column (in characters) of byte `index`; CRLF, CR and LF end a line. */
-export function placeOf(source: Uint8Array, index: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = 0; i < index; i++) {
-    const b = source[i]!;
-    if (b === 0x0a || (b === 0x0d && source[i + 1] !== 0x0a)) {
-      line++;
-      lineStart = i + 1;
-    }
-  }
-  let column = 1;
-  for (let i = lineStart; i < index; i++) if ((source[i]! & 0xc0) !== 0x80) column++;
-  return { line, column };
 }
 
 /**

@@ -1,0 +1,51 @@
+/**
+ * The one rule for places in text (src/text-position.ts), held to an oracle
+ * built from JavaScript strings: lines split at LF, CRLF and CR, columns
+ * counted in code points.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { bomLength, characterCount, placeOf } from '../src/text-position.js';
+
+/** Text made mostly of line ends and characters of every UTF-8 width. */
+const text = fc
+  .array(fc.constantFrom('\n', '\r', '\r\n', 'a', 'é', '€', '😀', ' ', '\u2028'), { maxLength: 60 })
+  .map((parts) => parts.join(''));
+
+function oracle(before: string): { line: number; column: number } {
+  const lines = before.split(/\r\n|\r|\n/);
+  return { line: lines.length, column: Array.from(lines.at(-1)!).length + 1 };
+}
+
+describe('text positions', () => {
+  it('place of every character boundary: the line and column a split by LF, CRLF and CR gives', () => {
+    fc.assert(
+      fc.property(text, fc.nat(), (value, pick) => {
+        const chars = Array.from(value);
+        const cut = pick % (chars.length + 1);
+        const before = chars.slice(0, cut).join('');
+        // A cut between CR and LF is not a place a message names: the CRLF is one line end.
+        fc.pre(!(before.endsWith('\r') && chars[cut] === '\n'));
+        const bytes = Buffer.from(value);
+        assert.deepEqual(placeOf(bytes, Buffer.byteLength(before)), oracle(before));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('counts from the start it is given', () => {
+    const bytes = Buffer.from('{"t": "a\\nb"}\nx\ny');
+    assert.deepEqual(placeOf(bytes, bytes.length - 1, 14), { line: 2, column: 1 });
+  });
+
+  it('counts characters, not bytes', () => {
+    fc.assert(fc.property(text, (value) => characterCount(Buffer.from(value)) === Array.from(value).length));
+  });
+
+  it('finds a byte order mark only at the start', () => {
+    assert.equal(bomLength(Buffer.from('\ufeff= Title')), 3);
+    assert.equal(bomLength(Buffer.from('= \ufeffTitle')), 0);
+    assert.equal(bomLength(Buffer.from([0xef, 0xbb])), 0);
+  });
+});
