@@ -6,19 +6,25 @@
  * request it read (headers, key and body) or the last PDF a worker sent,
  * beyond the reach of any `fill(0)`.
  *
- * After each answer, 64 KiB of zeros are sent over a private loopback
- * connection and read back: that read replaces the retained buffer, so
- * what stays behind is zeros. Node offers no way to choose or wipe the
- * buffers of a server's connections (`onread` is for sockets one creates),
- * hence this.
+ * Shortly after the last answer (SCRUB_AFTER_MS with no other answer),
+ * 64 KiB of zeros are sent over a private loopback connection and read
+ * back: that read replaces the retained buffer, so what stays behind is
+ * zeros (and the buffer it replaced is filled as it is freed, see
+ * freed-memory-fill.ts). While requests keep coming, each read replaces
+ * the last anyway, so a busy server does not scrub at all. Node offers no
+ * way to choose or wipe the buffers of a server's connections (`onread` is
+ * for sockets one creates), hence this.
  */
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 
 const READ_BUFFER_BYTES = 64 * 1024;
 const ZEROS = Buffer.alloc(READ_BUFFER_BYTES);
 
+/** Quiet time after an answer before the scrub: well inside the promise's "at the answer", and free under load. */
+const SCRUB_AFTER_MS = 20;
+
 let writer: Socket | undefined;
-let scheduled = false;
+let timer: NodeJS.Timeout | undefined;
 
 /** Opens the private connection; until then scrubReadBuffer() does nothing. */
 export async function startReadBufferScrub(): Promise<void> {
@@ -51,12 +57,9 @@ export async function startReadBufferScrub(): Promise<void> {
   writer = socket;
 }
 
-/** Replaces the retained read buffer with zeros, once per turn of the event loop however often it is asked. */
+/** Replaces the retained read buffer with zeros once no answer has asked for it for SCRUB_AFTER_MS. */
 export function scrubReadBuffer(): void {
-  if (scheduled || !writer) return;
-  scheduled = true;
-  setImmediate(() => {
-    scheduled = false;
-    writer?.write(ZEROS);
-  });
+  if (!writer) return;
+  if (timer) timer.refresh();
+  else timer = setTimeout(() => writer?.write(ZEROS), SCRUB_AFTER_MS).unref();
 }

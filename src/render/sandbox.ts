@@ -10,10 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // Not from engine.js: that loads the native compiler, which only workers may do (a failure there is reported, not a crash).
 import { VIRTUAL_ROOT } from './virtual-root.js';
+import { FREED_MEMORY_TUNABLES } from '../freed-memory-fill.js';
 
 const UNREACHABLE_PROXY = 'http://0.0.0.0:0';
-/** The byte freed memory is filled with in workers (any non-zero byte; 0xA5 is easy to spot in a dump). */
-const FREED_MEMORY_FILL = 0xa5;
 
 export interface Sandbox {
   env: NodeJS.ProcessEnv;
@@ -52,11 +51,10 @@ export function createSandbox(packagePath: string | undefined): Sandbox {
     // No system fonts: documents look the same on every host, and the fonts
     // the worker reports (GET /v1/fonts) are exactly the fonts it has.
     FONTCONFIG_FILE: '/dev/null',
-    // glibc's malloc fills every block it frees with this byte: the compiler frees a job's
-    // sources, data and layout without clearing them, and this wipes them as they go.
-    // Blocks kept in the per-thread cache (tcache) skip that fill, so the cache is off;
-    // this costs large documents about a quarter of their compile time, small ones nothing measurable.
-    GLIBC_TUNABLES: `glibc.malloc.perturb=${FREED_MEMORY_FILL}:glibc.malloc.tcache_count=0`,
+    // The compiler frees a job's sources, data and layout without clearing them: malloc fills
+    // them as they go (freed-memory-fill.ts). This costs large documents about a quarter of
+    // their compile time, small ones nothing measurable.
+    GLIBC_TUNABLES: FREED_MEMORY_TUNABLES,
   };
   return { env, dispose };
 }
