@@ -268,7 +268,7 @@ const SHORT_RUN = 16;
  */
 function fastString(body: Uint8Array, at: number, length: number): number {
   // Kept small, so that it is inlined where it is called: a short string without escapes ends here.
-  const limit = at + SHORT_RUN < length ? at + SHORT_RUN : length;
+  const limit = Math.min(at + SHORT_RUN, length);
   let i = at;
   while (i < limit && STRING_STOP[body[i]!] === 0) i++;
   return i < limit && body[i] === QUOTE ? i + 1 : stringRest(body, i, length);
@@ -278,7 +278,7 @@ function fastString(body: Uint8Array, at: number, length: number): number {
 function stringRest(body: Uint8Array, at: number, length: number): number {
   let i = at;
   for (;;) {
-    const limit = i + SHORT_RUN < length ? i + SHORT_RUN : length;
+    const limit = Math.min(i + SHORT_RUN, length);
     while (i < limit && STRING_STOP[body[i]!] === 0) i++;
     if (i === limit) {
       if (i >= length) return -1;
