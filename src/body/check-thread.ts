@@ -13,6 +13,7 @@
  * at most a few milliseconds, less than the round trip would cost in latency.
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { poolBufferMoved, poolSlot, releaseBody } from './body-pool.js';
 import { type BodyCheck, type CheckOptions, checkBody } from './json-check.js';
 
 /** Bodies up to this size are checked on the event loop's own thread. */
@@ -38,7 +39,7 @@ export class BodyChecker {
   private nextId = 0;
   private readonly waiting = new Map<
     number,
-    { resolve: (result: CheckedBytes) => void; reject: (error: Error) => void; offset: number; length: number }
+    { resolve: (result: CheckedBytes) => void; reject: (error: Error) => void; offset: number; length: number; slot: number | undefined }
   >();
 
   constructor(private readonly options: CheckOptions) {
@@ -56,7 +57,7 @@ export class BodyChecker {
       try {
         return Promise.resolve({ bytes: body, check: checkBody(body, this.options) });
       } catch (error) {
-        body.fill(0);
+        releaseBody(body);
         return Promise.reject(error as Error);
       }
     }
@@ -64,13 +65,13 @@ export class BodyChecker {
     const id = this.nextId++;
     const request: Request = { id, buffer: body.buffer, offset: body.byteOffset, length: body.length };
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject, offset: body.byteOffset, length: body.length });
+      this.waiting.set(id, { resolve, reject, offset: body.byteOffset, length: body.length, slot: poolSlot(body) });
       try {
         thread.postMessage(request, [body.buffer as ArrayBuffer]);
       } catch (error) {
         // Not moved (a buffer that cannot be transferred): still ours to wipe.
         this.waiting.delete(id);
-        body.fill(0);
+        releaseBody(body);
         reject(error as Error);
       }
     });
@@ -90,7 +91,10 @@ export class BodyChecker {
       const waiting = this.waiting.get(reply.id);
       if (!waiting) return;
       this.waiting.delete(reply.id);
+      // A pool buffer (body-pool.ts) is back: the pool keeps it under its new ArrayBuffer object.
+      if (waiting.slot !== undefined) poolBufferMoved(waiting.slot, reply.buffer);
       const bytes = Buffer.from(reply.buffer, waiting.offset, waiting.length);
+      if ('error' in reply) releaseBody(bytes);
       if ('error' in reply) waiting.reject(new Error(reply.error));
       else waiting.resolve({ bytes, check: reply.check });
     });

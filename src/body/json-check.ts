@@ -244,9 +244,181 @@ let stack = new Uint8Array(256);
 
 /**
  * Checks the JSON value at `at` (after any whitespace) and returns the
- * index after it. Iterative: any depth, bounded only by memory.
+ * index after it. Iterative: any depth, bounded only by memory. The fast
+ * pass below does the work; only a value it finds invalid is gone over
+ * again by the exact pass, which says what is wrong and where.
  */
 function skipValue(body: Uint8Array, at: number): number {
+  const end = fastSkip(body, at);
+  return end >= 0 ? end : exactSkip(body, at);
+}
+
+/** 1 for the ASCII digits. */
+const DIGIT = new Uint8Array(256);
+for (let b = 0x30; b <= 0x39; b++) DIGIT[b] = 1;
+
+/** Plain string bytes read one at a time before a run is taken a word at a time. */
+const SHORT_RUN = 16;
+
+/**
+ * A JSON string whose content starts at `at`: the index after its closing
+ * quote, or -1 if it is not a valid string. Notes unpaired surrogate
+ * escapes as scanString does. Short strings (most keys and values) are
+ * read a byte at a time; a run past SHORT_RUN bytes goes on a word at a time.
+ */
+function fastString(body: Uint8Array, at: number, length: number): number {
+  // Kept small, so that it is inlined where it is called: a short string without escapes ends here.
+  const limit = Math.min(at + SHORT_RUN, length);
+  let i = at;
+  while (i < limit && STRING_STOP[body[i]!] === 0) i++;
+  return i < limit && body[i] === QUOTE ? i + 1 : stringRest(body, i, length);
+}
+
+/** fastString from `at` on, for long runs and escapes. */
+function stringRest(body: Uint8Array, at: number, length: number): number {
+  let i = at;
+  for (;;) {
+    const limit = Math.min(i + SHORT_RUN, length);
+    while (i < limit && STRING_STOP[body[i]!] === 0) i++;
+    if (i === limit) {
+      if (i >= length) return -1;
+      const base = wordBase;
+      while (((base + i) & 3) !== 0 && STRING_STOP[body[i]!] === 0) i++;
+      if (((base + i) & 3) === 0) {
+        const w32 = words;
+        const lastWord = (base + length) >> 2;
+        let w = (base + i) >> 2;
+        while (w < lastWord && stops(w32[w]!) === 0) w++;
+        i = (w << 2) - base;
+        while (i < length && STRING_STOP[body[i]!] === 0) i++;
+      }
+      if (i >= length) return -1;
+    }
+    const b = body[i]!;
+    if (b === QUOTE) return i + 1;
+    if (b !== BACKSLASH) return -1;
+    const e = body[i + 1];
+    if (e === 0x22 || e === 0x5c || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
+      i += 2;
+      continue;
+    }
+    if (e !== 0x75) return -1;
+    const unit = hex4(body, i + 2);
+    if (unit < 0) return -1;
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = body[i + 6] === BACKSLASH && body[i + 7] === 0x75 ? hex4(body, i + 8) : -1;
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i += 12;
+        continue;
+      }
+      if (loneSurrogate < 0) loneSurrogate = i;
+    } else if (unit >= 0xdc00 && unit <= 0xdfff && loneSurrogate < 0) loneSurrogate = i;
+    i += 6;
+  }
+}
+
+const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+
+/**
+ * The JSON value at `at` (after any whitespace): the index after it, or -1
+ * if it is not valid JSON. One loop with its state in locals, no error
+ * bookkeeping: what most of a large body goes through.
+ */
+function fastSkip(body: Uint8Array, at: number): number {
+  const length = body.length;
+  let depth = 0;
+  let i = at;
+  let b = 0;
+  for (;;) {
+    // A value starts at i, after any whitespace.
+    if (i >= length) return -1;
+    b = body[i]!;
+    while (isSpace(b) && ++i < length) b = body[i]!;
+    if (b === QUOTE) {
+      i = fastString(body, i + 1, length);
+      if (i < 0) return -1;
+    } else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+      i++;
+      while (i < length && isSpace(body[i]!)) i++;
+      const close = b === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY;
+      if (i < length && body[i] === close) i++;
+      else {
+        if (depth === stack.length) {
+          const grown = new Uint8Array(stack.length * 2);
+          grown.set(stack);
+          stack = grown;
+        }
+        stack[depth++] = b === OPEN_OBJECT ? 1 : 2;
+        if (b === OPEN_OBJECT) {
+          i = fastKey(body, i, length);
+          if (i < 0) return -1;
+        }
+        continue;
+      }
+    } else if (b === 0x2d || DIGIT[b] === 1) {
+      if (b === 0x2d && ++i >= length) return -1;
+      b = body[i]!;
+      if (b === 0x30) i++;
+      else if (DIGIT[b] === 1) while (++i < length && DIGIT[body[i]!] === 1);
+      else return -1;
+      if (i < length && body[i] === 0x2e) {
+        if (++i >= length || DIGIT[body[i]!] !== 1) return -1;
+        while (++i < length && DIGIT[body[i]!] === 1);
+      }
+      if (i < length && (body[i] === 0x65 || body[i] === 0x45)) {
+        if (++i < length && (body[i] === 0x2b || body[i] === 0x2d)) i++;
+        if (i >= length || DIGIT[body[i]!] !== 1) return -1;
+        while (++i < length && DIGIT[body[i]!] === 1);
+      }
+    } else if (b === 0x74) {
+      if (body[i + 1] !== 0x72 || body[i + 2] !== 0x75 || body[i + 3] !== 0x65) return -1;
+      i += 4;
+    } else if (b === 0x66) {
+      if (body[i + 1] !== 0x61 || body[i + 2] !== 0x6c || body[i + 3] !== 0x73 || body[i + 4] !== 0x65) return -1;
+      i += 5;
+    } else if (b === 0x6e) {
+      if (body[i + 1] !== 0x75 || body[i + 2] !== 0x6c || body[i + 3] !== 0x6c) return -1;
+      i += 4;
+    } else return -1;
+    // A value ended at i: a comma, or the end of the containers it completes.
+    for (;;) {
+      if (depth === 0) return i;
+      while (i < length && isSpace(body[i]!)) i++;
+      if (i >= length) return -1;
+      b = body[i]!;
+      const top = stack[depth - 1];
+      if (b === COMMA) {
+        i++;
+        if (top === 1) {
+          i = fastKey(body, i, length);
+          if (i < 0) return -1;
+        }
+        break;
+      }
+      if ((top === 1 && b === CLOSE_OBJECT) || (top === 2 && b === CLOSE_ARRAY)) {
+        depth--;
+        i++;
+        continue;
+      }
+      return -1;
+    }
+  }
+}
+
+/** An object key at `at` (after any whitespace) and its colon: where its value starts, or -1. */
+function fastKey(body: Uint8Array, at: number, length: number): number {
+  let i = at;
+  while (i < length && isSpace(body[i]!)) i++;
+  if (i >= length || body[i] !== QUOTE) return -1;
+  i = fastString(body, i + 1, length);
+  if (i < 0) return -1;
+  while (i < length && isSpace(body[i]!)) i++;
+  if (i >= length || body[i] !== COLON) return -1;
+  return i + 1;
+}
+
+/** skipValue's exact pass: throws JsonError at the first fault. */
+function exactSkip(body: Uint8Array, at: number): number {
   const length = body.length;
   let depth = 0;
   let i = skipWhitespace(body, at);

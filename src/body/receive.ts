@@ -4,12 +4,12 @@
  * Node hands the body over in chunks, each its own copy of bytes read from
  * the socket; every chunk is copied into the body buffer and zero-filled at
  * once, so the body buffer is the only copy, and whoever holds it wipes it
- * when done. With a Content-Length the buffer is allocated once at that
+ * when done (releaseBody: large bodies are in reused buffers, body-pool.ts). With a Content-Length the buffer is allocated once at that
  * size; a chunked body grows it (the old one wiped) and is refused as soon
  * as it passes the limit, without keeping what came.
  */
 import type { Readable } from 'node:stream';
-import { ownedBuffer } from './owned-buffer.js';
+import { bodyBuffer, releaseBody } from './body-pool.js';
 
 export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
@@ -30,7 +30,7 @@ export function discardBody(stream: Readable): void {
 
 export function receiveBody(stream: Readable, declaredLength: number | undefined, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    let body = ownedBuffer(declaredLength === undefined ? Math.min(FIRST_CHUNKED_BYTES, limit) : declaredLength);
+    let body = bodyBuffer(declaredLength === undefined ? Math.min(FIRST_CHUNKED_BYTES, limit) : declaredLength);
     let received = 0;
     let settled = false;
 
@@ -38,7 +38,7 @@ export function receiveBody(stream: Readable, declaredLength: number | undefined
       if (settled) return;
       settled = true;
       detach();
-      body.fill(0);
+      releaseBody(body);
       discardBody(stream);
       reject(error);
     };
@@ -48,9 +48,9 @@ export function receiveBody(stream: Readable, declaredLength: number | undefined
           chunk.fill(0);
           return stop(declaredLength === undefined ? new BodyTooLargeError() : new BodyIncompleteError());
         }
-        const grown = ownedBuffer(Math.min(limit, Math.max(body.length * 2, received + chunk.length)));
+        const grown = bodyBuffer(Math.min(limit, Math.max(body.length * 2, received + chunk.length)));
         body.copy(grown, 0, 0, received);
-        body.fill(0);
+        releaseBody(body);
         body = grown;
       }
       chunk.copy(body, received);

@@ -6,6 +6,7 @@
  * the response is sent.
  */
 import type { FastifyInstance } from 'fastify';
+import { releaseBody } from '../body/body-pool.js';
 import { PoolUnavailableError } from '../render/errors.js';
 import type { RenderInput, RenderResult } from '../render/pool.js';
 import { PDF_TOO_LARGE_STATUS } from '../render/protocol.js';
@@ -55,11 +56,20 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
   app.post<{ Body: CheckedBody }>('/v1/pdf/generate', { onRequest: requireJsonWithinLimit }, async (request, reply) => {
     const { bytes, layout } = request.body;
     reply.wipeAfterResponse(bytes);
+    // A body in a reused buffer (body-pool.ts) goes back once the response is done and its job has
+    // settled: only then has the pipe to the worker stopped reading from it.
+    let job: Promise<unknown> = Promise.resolve();
+    reply.raw.once('close', () => {
+      const release = () => releaseBody(bytes);
+      job.then(release, release);
+    });
     if (answers.full()) throw new PoolUnavailableError('answers_pending');
     const abort = new AbortController();
     // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
     reply.raw.once('close', () => reply.raw.writableFinished || abort.abort());
-    const result = await renderer.render({ body: bytes, layout }, abort.signal);
+    const rendering = renderer.render({ body: bytes, layout }, abort.signal);
+    job = rendering;
+    const result = await rendering;
     reply.wipeAfterResponse(result.frame);
     request.compileMs = result.compileMs;
     if (result.kind === 'failed') {

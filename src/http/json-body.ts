@@ -10,6 +10,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BodyChecker } from '../body/check-thread.js';
+import { releaseBody } from '../body/body-pool.js';
 import { errorBody } from '../body/error-body.js';
 import type { BodyLayout, CheckOptions } from '../body/json-check.js';
 import { BodyIncompleteError, BodyTooLargeError, receiveBody } from '../body/receive.js';
@@ -38,7 +39,7 @@ export function registerJsonBody(app: FastifyInstance, options: CheckOptions): v
           if (check.ok) return done(null, { bytes, layout: check.layout } satisfies CheckedBody);
           // The answer may name an asset: it is made as bytes from the body, and wiped once sent.
           const answer = errorBody(bytes, check.error);
-          bytes.fill(0);
+          releaseBody(bytes);
           done(new HttpError(check.error.status, '', {}, answer), undefined);
         },
         (error: Error) => {
