@@ -62,6 +62,15 @@ export function assetNameTooLong(maxLength: number): string {
   return `name is longer than ${maxLength} characters`;
 }
 
+/** Why an asset's value is refused (body/base64.ts); the answer names the asset before it. */
+export const ASSET_VALUE_PROBLEMS = {
+  notBase64DataUrl: 'only base64 data: URLs are accepted (data:<type>;base64,...)',
+} as const;
+
+export function invalidBase64(character: number): string {
+  return `not valid base64 (character ${character} of the value)`;
+}
+
 /** The warning for a font family no worker has (render/fonts/warnings.ts). */
 export const UNKNOWN_FONT = 'unknown font family (not among GET /v1/fonts; Typst uses a fallback font)';
 

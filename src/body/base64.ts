@@ -12,6 +12,7 @@
  */
 import type { Range } from './json-check.js';
 import { withUnescaped } from './json-string.js';
+import { ASSET_VALUE_PROBLEMS, invalidBase64 } from '../messages.js';
 import { characterCount } from '../text-position.js';
 import { ownedBuffer } from './owned-buffer.js';
 
@@ -93,9 +94,9 @@ export function base64Invalid(bytes: Uint8Array, from = 0, to = bytes.length): n
 export function base64Problem(body: Uint8Array, range: Range): string | null {
   return withUnescaped(body, range, (value, from, to) => {
     const payload = payloadStart(value, from, to);
-    if (payload < 0) return 'only base64 data: URLs are accepted (data:<type>;base64,...)';
+    if (payload < 0) return ASSET_VALUE_PROBLEMS.notBase64DataUrl;
     const bad = base64Invalid(value, payload, to);
-    return bad < 0 ? null : `not valid base64 (character ${characterCount(value, from, bad) + 1} of the value)`;
+    return bad < 0 ? null : invalidBase64(characterCount(value, from, bad) + 1);
   });
 }
 

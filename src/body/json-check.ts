@@ -14,7 +14,7 @@
 import { isUtf8 } from 'node:buffer';
 import { DEFAULT_MAX_IMAGE_PIXELS } from '../config.js';
 import { AssetTable } from './asset-table.js';
-import { firstEscape, unescapeJsonString } from './json-string.js';
+import { firstEscape, hex4, unescapeJsonString } from './json-string.js';
 
 /** Byte offsets into the body, end exclusive. */
 export interface Range {
@@ -89,22 +89,6 @@ class JsonError extends Error {
 const FIELD_NAMES = ['data', 'template', 'assets'] as const;
 type FieldName = (typeof FIELD_NAMES)[number];
 const FIELD_BYTES = FIELD_NAMES.map((name) => Buffer.from(name));
-
-function hexValue(b: number): number {
-  if (b >= 0x30 && b <= 0x39) return b - 0x30;
-  const lower = b | 0x20;
-  return lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1;
-}
-
-/** The 16-bit value of the four hex digits at `at`, or -1. */
-function hex4(body: Uint8Array, at: number): number {
-  if (at + 4 > body.length) return -1;
-  const a = hexValue(body[at]!);
-  const b = hexValue(body[at + 1]!);
-  const c = hexValue(body[at + 2]!);
-  const d = hexValue(body[at + 3]!);
-  return a < 0 || b < 0 || c < 0 || d < 0 ? -1 : (a << 12) | (b << 8) | (c << 4) | d;
-}
 
 /** Bytes that end the plain run of a string: the quote, the backslash, and control characters. */
 const STRING_STOP = new Uint8Array(256);

@@ -17,13 +17,20 @@ const BACKSLASH = 0x5c;
 /** Simple escapes: `\"` `\\` `\/` `\b` `\f` `\n` `\r` `\t`. */
 const SIMPLE: Record<number, number> = { 34: 0x22, 92: 0x5c, 47: 0x2f, 98: 0x08, 102: 0x0c, 110: 0x0a, 114: 0x0d, 116: 0x09 };
 
-function hex4(body: Uint8Array, at: number): number {
-  let value = 0;
-  for (let k = 0; k < 4; k++) {
-    const b = body[at + k]!;
-    value = (value << 4) | (b <= 0x39 ? b - 0x30 : (b | 0x20) - 0x57);
-  }
-  return value;
+function hexValue(b: number): number {
+  if (b >= 0x30 && b <= 0x39) return b - 0x30;
+  const lower = b | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1;
+}
+
+/** The 16-bit value of the four hex digits of a `\uXXXX` escape at `at`, or -1 if they are not four hex digits. */
+export function hex4(body: Uint8Array, at: number): number {
+  if (at + 4 > body.length) return -1;
+  const a = hexValue(body[at]!);
+  const b = hexValue(body[at + 1]!);
+  const c = hexValue(body[at + 2]!);
+  const d = hexValue(body[at + 3]!);
+  return a < 0 || b < 0 || c < 0 || d < 0 ? -1 : (a << 12) | (b << 8) | (c << 4) | d;
 }
 
 /** Ranges up to this long are searched byte by byte; longer ones with the native search. */
