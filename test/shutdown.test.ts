@@ -89,7 +89,7 @@ async function openSocket(service: Service): Promise<Socket> {
 
 describe('graceful shutdown', () => {
   it('on SIGTERM finishes the compiles in flight, answers 503 meanwhile, exits 0 and leaves no worker', async () => {
-    const service = await startService({ WORKERS: '2' });
+    const service = await startService({ WORKERS: '2', COMPILE_TIMEOUT_MS: '60000', SHUTDOWN_TIMEOUT_MS: '60000' });
     const workers = service.workerPids();
     assert.ok(workers.length >= 2, 'two workers (and a spare)');
     const exited = once(service.process, 'exit');
