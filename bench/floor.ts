@@ -15,11 +15,13 @@ import { checkBody, type BodyLayout } from '../src/body/json-check.js';
 import { TypstEngine } from '../src/render/engine.js';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { createSandbox, type Sandbox } from '../src/render/sandbox.js';
+import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId } from '../src/render/typst-version.js';
 import { workloads, type Workload } from './workloads.js';
 
 interface FloorRequest {
   id: Workload['id'];
   runs: number;
+  engine: EngineId;
 }
 
 export interface FloorAnswer {
@@ -47,9 +49,9 @@ export class FloorProcess {
     return new FloorProcess(child, sandbox);
   }
 
-  async measure(id: Workload['id'], runs: number): Promise<FloorAnswer> {
+  async measure(id: Workload['id'], runs: number, engine: EngineId = DEFAULT_ENGINE): Promise<FloorAnswer> {
     const answer = once(this.child, 'message') as Promise<[FloorAnswer | { error: string }]>;
-    this.child.send({ id, runs } satisfies FloorRequest);
+    this.child.send({ id, runs, engine } satisfies FloorRequest);
     const [result] = await answer;
     if ('error' in result) throw new Error(result.error);
     return result;
@@ -74,11 +76,13 @@ function pageCount(pdf: Buffer): number {
 }
 
 function serve(): void {
-  const engine = new TypstEngine({ fonts: loadFontCatalog() });
+  const fonts = loadFontCatalog();
+  const engines = new Map(ENGINE_IDS.map((id) => [id, new TypstEngine(id, { fonts })]));
   const list = workloads();
   // The server checks the body once; the floor compiles what a worker compiles.
   const layouts = new Map(list.map((w) => [w.id, checkedLayout(w.body)]));
-  process.on('message', ({ id, runs }: FloorRequest) => {
+  process.on('message', ({ id, runs, engine: engineId }: FloorRequest) => {
+    const engine = engines.get(engineId)!;
     const workload = list.find((w) => w.id === id)!;
     const samples: number[] = [];
     const cpuSamples: number[] = [];

@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     queueTimeoutMs: config.queueTimeoutMs,
     maxJobsPerWorker: config.workerMaxJobs,
     memoryLimitBytes: config.maxWorkerMemoryMb * 1024 * 1024,
-    engine: { packagePath: config.packagePath, fonts, maxPdfBytes: config.maxPdfBytes },
+    engine: { packagePath: config.packagePath, fonts, maxPdfBytes: config.maxPdfBytes, defaultEngine: config.typstVersion },
     env: sandbox.env,
   });
   pool.on('restart', ({ reason }) => logger.warn({ reason }, 'worker replaced'));

@@ -61,6 +61,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     const result = await renderer.render({ body: bytes, layout }, abort.signal);
     reply.wipeAfterResponse(result.frame);
     request.compileMs = result.compileMs;
+    reply.header('x-typst-version', result.typstVersion);
     if (result.kind === 'failed') {
       if (result.status === PDF_TOO_LARGE_STATUS) request.outputRefused = 'pdf_too_large';
       return reply.code(result.status).type('application/json; charset=utf-8').send(result.errorBody);
