@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { NO_RATE_LIMIT } from './support/hostile.js';
 import { parsePdf } from './support/pdf.js';
-import { pdfText } from './support/poppler.js';
+import { pdfFontNames, pdfText } from './support/poppler.js';
 import { generate, startService, type Service } from './support/service.js';
 
 const ENGINES = [
@@ -171,6 +171,37 @@ describe('the same request on both engines', () => {
         "The request's data could not be read by Typst: failed to parse JSON (number out of range at line 2 column 19 of the request body)",
         `on ${typst}`,
       );
+    }
+  });
+});
+
+describe('fonts on both engines', () => {
+  it('prints emoji with the bundled Noto Emoji: its glyphs in the PDF, the emoji copied back out', async () => {
+    const emoji = ['🎉', '😀', '🚀', '👍', '🇩🇪'];
+    for (const { typst } of ENGINES) {
+      const res = await generate(service, { data: {}, template: `Party ${emoji.join(' ')}`, typst });
+      assert.equal(res.status, 200);
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      assert.ok(
+        pdfFontNames(bytes).some((name) => /^NotoEmoji-Regular/.test(name)),
+        `${pdfFontNames(bytes)} on ${typst}`,
+      );
+      assert.equal(pdfText(bytes).trim(), `Party ${emoji.join(' ')}`, `on ${typst}`);
+    }
+  });
+
+  it('knows the default serif of each engine: Linux Libertine on 0.11, Libertinus Serif on 0.14', async () => {
+    const unknown = /^1; line 1, column 17: unknown font family/;
+    for (const [typst, known, other] of [
+      ['0.11', 'Linux Libertine', 'Libertinus Serif'],
+      ['0.14', 'Libertinus Serif', 'Linux Libertine'],
+    ]) {
+      const ok = await generate(service, { data: {}, template: `#set text(font: "${known}", fallback: false)\nSerif`, typst });
+      assert.equal(ok.headers.get('x-typst-warnings'), null, `${known} on ${typst}`);
+      assert.equal((await parsePdf(await ok.arrayBuffer())).text[0], 'Serif');
+      const warned = await generate(service, { data: {}, template: `#set text(font: "${other}")\nSerif`, typst });
+      assert.match(warned.headers.get('x-typst-warnings') ?? '', unknown, `${other} on ${typst}`);
+      await warned.arrayBuffer();
     }
   });
 });

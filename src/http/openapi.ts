@@ -252,6 +252,12 @@ function openApiDocument(options: OpenApiOptions): Json {
                     },
                   },
                   source: { type: 'string', description: 'npm package that ships the files, or `typst`.' },
+                  typst: {
+                    type: 'array',
+                    items: { type: 'string' },
+                    description:
+                      'The engines (`0.11`, `0.14`) that have this family, when not both: a font built into one Typst version only.',
+                  },
                 },
               },
             },

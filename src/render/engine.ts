@@ -107,7 +107,8 @@ export class TypstEngine {
     // Paths, not contents: the compiler reads a font file once a document uses it.
     this.compilerArgs = { workspace: VIRTUAL_ROOT, fontPaths: fonts?.files ?? [] };
     this.compiler = this.binding.create(this.compilerArgs);
-    this.knownFamilies = new FamilyNames((fonts?.families ?? []).map((f) => f.family));
+    // Each engine warns about the families it lacks: Typst 0.14 has Libertinus Serif where 0.11 had Linux Libertine.
+    this.knownFamilies = new FamilyNames((fonts?.families ?? []).filter((f) => !f.typst || f.typst.includes(engine)).map((f) => f.family));
     this.positioning = {
       prefixLines: PREFIX_LINES,
       hiddenPaths: [VIRTUAL_ROOT, options.packagePath ?? ''].filter(Boolean),
