@@ -1,6 +1,7 @@
 /**
  * Worker process entry: holds both Typst engines (0.11 and 0.14, see
- * bindings.ts) and compiles one job at a time on the one the job names. Jobs arrive, and outcomes leave, as frames of raw bytes on fd 3
+ * bindings.ts) and compiles one job at a time, on the engine the job names.
+ * Jobs arrive, and outcomes leave, as frames of raw bytes on fd 3
  * (frames.ts); the IPC channel carries only the start (ready or fatal).
  * The server kills it when a job overruns; it writes nothing to disk, logs
  * nothing of a job, and wipes every buffer of a job once it is sent.
@@ -91,7 +92,7 @@ async function main(): Promise<void> {
   ignoreGroupSignals();
   const options = JSON.parse(process.argv[2] ?? '{}') as EngineOptions;
   exitWithParent();
-  // Both engines, started together: a worker can take any job, and an idle one costs about 14 MiB more (README).
+  // Both engines, started together: a worker can take any job, and an idle one costs about 8 MiB (PSS) more (README).
   const engines = new Map<EngineId, TypstEngine>();
   try {
     // Loaded here, not at the top, so a native module that fails to load is reported, not a crash.
