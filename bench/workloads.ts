@@ -6,13 +6,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { EngineId } from '../src/render/typst-version.js';
 import { reportData } from '../test/support/example-data.js';
 
 export interface Workload {
-  id: 'W1' | 'W2' | 'W3' | 'W4';
+  /** W1..W4 on the default engine (Typst 0.11); `W1-0.14` and `W2-0.14` are W1 and W2 on Typst 0.14. */
+  id: string;
   description: string;
   template: string;
-  /** `JSON.stringify({ data, template })` as UTF-8: what the service receives. */
+  /** The engine the body names (`typst`), which the floor compiles with too. */
+  engine: EngineId;
+  /** `JSON.stringify({ data, template })` as UTF-8 (with `typst` for 0.14): what the service receives. */
   body: Buffer;
 }
 
@@ -51,26 +55,26 @@ Records in the extract: #data.records.len()
 /** 9 MB of data: below the 10 MB body limit with room for the template. */
 const BULK_DATA_BYTES = 9 * 1024 * 1024;
 
-const bodyOf = (data: object, template: string) => Buffer.from(JSON.stringify({ data, template }));
+const bodyOf = (data: object, template: string, typst?: EngineId) => Buffer.from(JSON.stringify({ data, template, typst }));
 
 export function workloads(): Workload[] {
   const letter = readExample('letter.typ');
   const report = readExample('report.typ');
+  // Without its logo (`logo`), so W1 stays a text-only page comparable across versions.
+  const letterData = { ...JSON.parse(readExample('letter.json')), logo: undefined };
   return [
-    // Without its logo (`logo`), so W1 stays a text-only page comparable across versions.
-    {
-      id: 'W1',
-      description: 'business letter, 1 page',
-      template: letter,
-      body: bodyOf({ ...JSON.parse(readExample('letter.json')), logo: undefined }, letter),
-    },
-    { id: 'W2', description: 'report, 200 metrics', template: report, body: bodyOf(reportData(200), report) },
-    { id: 'W3', description: 'report, 2,000 metrics', template: report, body: bodyOf(reportData(2000), report) },
+    { id: 'W1', description: 'business letter, 1 page', template: letter, engine: '0.11', body: bodyOf(letterData, letter) },
+    { id: 'W2', description: 'report, 200 metrics', template: report, engine: '0.11', body: bodyOf(reportData(200), report) },
+    { id: 'W3', description: 'report, 2,000 metrics', template: report, engine: '0.11', body: bodyOf(reportData(2000), report) },
     {
       id: 'W4',
       description: '9 MB data, a little printed',
       template: BULK_TEMPLATE,
+      engine: '0.11',
       body: bodyOf(bulkData(BULK_DATA_BYTES), BULK_TEMPLATE),
     },
+    // The same W1 and W2 on Typst 0.14, against the floor of that engine.
+    { id: 'W1-0.14', description: 'letter on Typst 0.14', template: letter, engine: '0.14', body: bodyOf(letterData, letter, '0.14') },
+    { id: 'W2-0.14', description: 'report on Typst 0.14', template: report, engine: '0.14', body: bodyOf(reportData(200), report, '0.14') },
   ];
 }

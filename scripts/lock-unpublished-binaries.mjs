@@ -26,9 +26,32 @@ function platformOf(name) {
 
 const lock = JSON.parse(readFileSync(LOCK, 'utf8'));
 let added = 0;
-for (const pkg of Object.values(lock.packages)) {
+/**
+ * Where npm looks for `name` from the package at `path`: its own
+ * node_modules, then each enclosing one up to the root. The first entry found
+ * is the one used; a missing one is added at the top if that place is free,
+ * else beside the package that wants it (two versions of one binding, e.g.
+ * the Typst binding and its alias for a later Typst, have their native
+ * packages at different places).
+ */
+function placeOf(path, name) {
+  const places = [];
+  for (let at = path; ; ) {
+    places.push(`${at ? `${at}/` : ''}node_modules/${name}`);
+    if (!at) break;
+    const cut = at.lastIndexOf('/node_modules/');
+    at = cut < 0 ? '' : at.slice(0, cut);
+  }
+  return places;
+}
+
+for (const [path, pkg] of Object.entries(lock.packages)) {
   for (const [name, version] of Object.entries(pkg.optionalDependencies ?? {})) {
-    const key = `node_modules/${name}`;
+    const places = placeOf(path, name);
+    const found = places.find((key) => lock.packages[key]);
+    // Only exact versions (as native packages are pinned) can disagree with what was found.
+    if (found && (lock.packages[found].version === version || !/^\d+\.\d+\.\d+(-[\w.]+)?$/.test(version))) continue;
+    const key = found ? places[0] : places.at(-1);
     if (lock.packages[key]) continue;
     lock.packages[key] = { version, ...platformOf(name), optional: true };
     added++;

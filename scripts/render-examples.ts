@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_URL, TypstPdfError, generatePdf } from 'typst-pdf-client';
+import { DEFAULT_URL, type PdfOptions, TypstPdfError, type TypstEngine, generatePdf } from 'typst-pdf-client';
 
 /** The examples and the files each sends as `assets`: the list the playground's menu offers too. */
 interface Example {
@@ -15,6 +15,9 @@ interface Example {
   data: string;
   /** Asset name -> file in examples/. */
   assets?: Record<string, string>;
+  /** The engine the example needs, and its PDF options (Typst 0.14). */
+  typst?: TypstEngine;
+  pdf?: PdfOptions;
 }
 
 // dist/scripts/render-examples.js -> the package root.
@@ -35,7 +38,7 @@ for (const example of EXAMPLES) {
     const files = Object.fromEntries(
       Object.entries(example.assets ?? {}).map(([name, file]) => [name, readFileSync(join(examplesDir, file))]),
     );
-    const { pdf } = await generatePdf({ data, template, assets: files }, { url, apiKey });
+    const { pdf } = await generatePdf({ data, template, assets: files, typst: example.typst, pdf: example.pdf }, { url, apiKey });
     writeFileSync(out, pdf);
     console.log(`${out}: ${pdf.byteLength} bytes`);
   } catch (error) {

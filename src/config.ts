@@ -6,6 +6,7 @@
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId, engineOf } from './render/typst-version.js';
 
 export interface Config {
   /** TCP port of the API. */
@@ -62,6 +63,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Serve the template playground at /playground (and redirect / there). */
   playground: boolean;
+  /** The Typst engine of a request without a `typst` field. */
+  typstVersion: EngineId;
 }
 
 /** The request body limit of SPEC.md: 10 MB, counted as 10 × 1024 × 1024 bytes. */
@@ -180,6 +183,14 @@ function logLevel(env: Env, name: string): string {
   const value = text(env, name) ?? DEFAULT_LOG_LEVEL;
   if (!LOG_LEVELS.includes(value)) throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`);
   return value;
+}
+
+function engine(env: Env, name: string): EngineId {
+  const raw = text(env, name);
+  if (raw === undefined) return DEFAULT_ENGINE;
+  const id = engineOf(raw);
+  if (!id) throw new ConfigError(`${name} must be one of ${ENGINE_IDS.join(', ')}, got "${raw}"`);
+  return id;
 }
 
 function absolutePath(env: Env, name: string, what: string): string | undefined {
@@ -377,6 +388,14 @@ export const SETTINGS: readonly Setting[] = [
     default: '`true`',
     meaning: 'Serve the template playground at `/playground` (and redirect `/` there); `false` turns both off (404)',
     read: (env, name) => flag(env, name, true),
+  },
+  {
+    name: 'TYPST_VERSION',
+    key: 'typstVersion',
+    default: '`0.11`',
+    meaning:
+      'Typst engine of a request without a `typst` field: `0.11` (Typst 0.11.1) or `0.14` (Typst 0.14.2); every worker holds both, and a request picks one with `"typst"`',
+    read: engine,
   },
 ] as Setting[];
 

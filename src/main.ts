@@ -73,7 +73,7 @@ async function main(): Promise<void> {
   const sandbox = createSandbox(config.packagePath);
   const pool = new RenderPool({
     ...config,
-    engine: { packagePath: config.packagePath, fonts, maxPdfBytes: config.maxPdfBytes },
+    engine: { packagePath: config.packagePath, fonts, maxPdfBytes: config.maxPdfBytes, defaultEngine: config.typstVersion },
     env: sandbox.env,
   });
   pool.on('restart', ({ reason }) => logger.warn({ reason }, 'worker replaced'));

@@ -16,6 +16,9 @@
  * Pure data and functions, so both the server and the workers use it.
  */
 import type { TemplateFailure, Warning } from './render/protocol.js';
+import { ENGINE_IDS, PDF_STANDARDS } from './render/typst-version.js';
+
+const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
 
 export const MESSAGES = {
   unauthorized: 'Missing or invalid API Key',
@@ -36,6 +39,14 @@ export const MESSAGES = {
   malformedHttp: 'Malformed HTTP request',
   badUrl: 'Malformed URL',
   lengthRequired: 'An HTTP/1.0 request with a body must declare its Content-Length',
+  typstField: `Field "typst" must be one of ${quotedList(ENGINE_IDS)}`,
+  pdfField: 'Field "pdf" must be a JSON object with the optional fields "standard" and "tagged"',
+  pdfKey: 'Field "pdf" may hold only "standard" and "tagged"',
+  pdfStandard: `Field "pdf.standard" must be one of ${quotedList(PDF_STANDARDS)}`,
+  pdfTagged: 'Field "pdf.tagged" must be true or false',
+  pdfNeeds014: 'Field "pdf" needs "typst": "0.14": PDF standards and tagging are options of the Typst 0.14 engine',
+  /** A PDF export refusal whose text could not be read (never the binding's raw text). */
+  exportFailed: 'the PDF export failed',
 } as const;
 
 /**

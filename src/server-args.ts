@@ -5,13 +5,13 @@
  */
 import { parseArgs } from 'node:util';
 import { defaultText, SETTINGS, settingValues } from './config.js';
-import { BINDING, BINDING_VERSION, SERVICE_NAME, SERVICE_VERSION, TYPST_VERSION } from './version.js';
+import { ENGINES, SERVICE_NAME, SERVICE_VERSION } from './version.js';
 
 function versions(): string {
   return [
     `${SERVICE_NAME} ${SERVICE_VERSION}`,
     `Node.js ${process.versions.node}`,
-    `Typst ${TYPST_VERSION} (${BINDING} ${BINDING_VERSION})`,
+    ...ENGINES.map((e) => `Typst ${e.typst} (${e.binding} ${e.bindingVersion})`),
   ].join('\n');
 }
 

@@ -3,7 +3,7 @@
  * anything (for `--help`, `--version` and the OpenAPI document).
  */
 import { readFileSync } from 'node:fs';
-import { TYPST_VERSION } from './render/typst-version.js';
+import { ENGINE_IDS, ENGINE_PACKAGES, ENGINE_VERSIONS, TYPST_VERSION } from './render/typst-version.js';
 
 interface Manifest {
   name: string;
@@ -16,6 +16,11 @@ const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.me
 
 export const SERVICE_NAME = manifest.name;
 export const SERVICE_VERSION = manifest.version;
-export const BINDING = '@myriaddreamin/typst-ts-node-compiler';
-export const BINDING_VERSION = manifest.dependencies[BINDING] ?? 'unknown';
 export { TYPST_VERSION };
+
+/** Each engine's Typst version and the binding version it comes from (an alias names it as `npm:<name>@<version>`). */
+export const ENGINES = ENGINE_IDS.map((id) => {
+  const { module, binding } = ENGINE_PACKAGES[id];
+  const spec = manifest.dependencies[module] ?? 'unknown';
+  return { id, typst: ENGINE_VERSIONS[id], binding, bindingVersion: spec.replace(/^npm:.*@/, '') };
+});

@@ -28,6 +28,7 @@ describe('command line', () => {
     assert.match(result.stdout, new RegExp(`^typst-pdf-service ${VERSION.replace(/\./g, '\\.')}$`, 'm'));
     assert.ok(result.stdout.includes(`Node.js ${process.versions.node}`));
     assert.match(result.stdout, /^Typst 0\.11\.1 \(@myriaddreamin\/typst-ts-node-compiler 0\.5\.0-rc7\)$/m);
+    assert.match(result.stdout, /^Typst 0\.14\.2 \(@myriaddreamin\/typst-ts-node-compiler 0\.7\.0\)$/m);
     assert.ok(!result.stdout.includes('listening'));
   });
 

@@ -16,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 // Imported by the package's own name, as another project would (the workspace's package.json "exports").
 import { TypstPdfError, generatePdf, parseWarnings, retryWaitMs, type RetryInfo } from 'typst-pdf-client';
 import { parsePdf } from './support/pdf.js';
+import { pdfObjects, pdfXmp } from './support/poppler.js';
 import { generate, readiness, startService, TEST_KEY, type Service } from './support/service.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -117,6 +118,33 @@ describe('typst-pdf command line', () => {
     assert.match(missing.stderr, /cannot read .*nope\.png: ENOENT/);
   });
 
+  it('takes the engine and PDF options: --typst 0.14 --pdf-standard a-3b, --no-tagged; refuses others with exit 2', async () => {
+    const template = join(dir, 'archive.typ');
+    writeFileSync(template, '#set document(title: "Archive")\n= Archived');
+    const env = { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY };
+    const out = join(dir, 'archive.pdf');
+    const run = await runCli(['render', '--template', template, '--typst', '0.14', '--pdf-standard', 'a-3b', '--out', out], env);
+    assert.equal(run.code, 0, run.stderr);
+    const pdf = readFileSync(out);
+    assert.equal((await parsePdf(pdf)).creator, 'Typst 0.14.2');
+    assert.match(pdfXmp(pdf), /<pdfaid:part>3</);
+    const untagged = await runCli(['render', '--template', template, '--typst', '0.14', '--no-tagged', '--out', out], env);
+    assert.equal(untagged.code, 0, untagged.stderr);
+    assert.doesNotMatch(pdfObjects(readFileSync(out)), /\/StructTreeRoot/);
+    // The service's refusal: PDF options on the 0.11 engine.
+    const old = await runCli(['render', '--template', template, '--typst', '0.11', '--pdf-standard', 'a-2b', '--out', out], env);
+    assert.equal(old.code, 1);
+    assert.match(old.stderr, /^typst-pdf: 400 Field "pdf" needs "typst": "0.14"/);
+    for (const args of [
+      ['--typst', '0.12'],
+      ['--pdf-standard', 'a-5'],
+    ]) {
+      const wrong = await runCli(['render', '--template', template, ...args], env);
+      assert.equal(wrong.code, 2, wrong.stderr);
+      assert.match(wrong.stderr, /must be/);
+    }
+  });
+
   it("prints the service's syntax error with the line it names, exits 1 and writes nothing", async () => {
     const template = join(dir, 'broken.typ');
     writeFileSync(template, '= Invoice\n\nTotal: #data.total\n#let items = (1, 2\n');
@@ -170,6 +198,9 @@ describe('typst-pdf command line', () => {
       '--api-key',
       '--retries',
       '--max-wait',
+      '--typst',
+      '--pdf-standard',
+      '--no-tagged',
       'TYPST_PDF_URL',
       'TYPST_PDF_API_KEY',
     ]) {
@@ -249,14 +280,24 @@ describe('TypeScript client', () => {
     assert.equal((await parsePdf(bytes)).text[0], 'from bytes as base64');
   });
 
-  it('resolves to the PDF bytes and no warnings', async () => {
-    const { pdf, warnings } = await generatePdf(
+  it('resolves to the PDF bytes, the Typst version and no warnings', async () => {
+    const { pdf, warnings, typstVersion } = await generatePdf(
       { data: { name: 'World' }, template: '= Hello #data.name' },
       { url: service.url, apiKey: TEST_KEY },
     );
     assert.ok(pdf instanceof Uint8Array);
     assert.ok((await parsePdf(pdf)).text[0]!.includes('Hello World'));
     assert.deepEqual(warnings, []);
+    assert.equal(typstVersion, '0.11.1');
+  });
+
+  it('sends the engine and the PDF options', async () => {
+    const { pdf, typstVersion } = await generatePdf(
+      { data: {}, template: '#set document(title: "T")\nAccessible', typst: '0.14', pdf: { standard: 'ua-1', tagged: true } },
+      { url: service.url, apiKey: TEST_KEY },
+    );
+    assert.equal(typstVersion, '0.14.2');
+    assert.match(pdfXmp(pdf), /<pdfuaid:part>1</);
   });
 
   it("returns the service's warnings beside the PDF", async () => {

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parsePdf, type ParsedPdf } from './support/pdf.js';
 import { pdfLayout, type PdfLine } from './support/pdf-lines.js';
+import { pdfAttachment, pdfAttachments, pdfObjects, pdfText, pdfXmp } from './support/poppler.js';
 import { MARKUP_SAMPLE, letterData, reportData } from './support/example-data.js';
 import { generate, startService, type Service } from './support/service.js';
 
@@ -210,3 +211,74 @@ describe('Japanese invoice template', () => {
     assert.ok(text.includes(`¥${total.toLocaleString('en-US')}`), `total ${total}`);
   });
 });
+
+describe('e-invoice template (Typst 0.14, PDF/A-3b)', () => {
+  const EINVOICE = example('einvoice.typ');
+  const EINVOICE_SAMPLE = JSON.parse(example('einvoice.json')) as { number: string; buyer: { name: string } };
+  const row = (
+    JSON.parse(readFileSync(new URL('../../playground/examples.json', import.meta.url), 'utf8')) as {
+      id: string;
+      typst?: string;
+      pdf?: unknown;
+    }[]
+  ).find((r) => r.id === 'einvoice')!;
+
+  it('is offered with the engine and standard it needs', () => {
+    assert.equal(row.typst, '0.14');
+    assert.deepEqual(row.pdf, { standard: 'a-3b' });
+  });
+
+  it('renders one A4 page declared PDF/A-3b, with its CII XML attached as factur-x.xml, both with the same totals', async () => {
+    const res = await generate(service, { data: EINVOICE_SAMPLE, template: EINVOICE, typst: row.typst, pdf: row.pdf });
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    assert.equal(res.status, 200, Buffer.from(bytes).toString());
+    assert.equal(res.headers.get('x-typst-version'), '0.14.2');
+    assert.equal(res.headers.get('x-typst-warnings'), null);
+    const pdf = await parsePdf(bytes);
+    assert.equal(pdf.pages, 1);
+    const [page] = await pdfLayout(bytes);
+    assert.deepEqual([Math.round(page!.width), Math.round(page!.height)], [595, 842], 'A4 in points');
+    const text = pdfText(bytes);
+    for (const expected of [EINVOICE_SAMPLE.number, EINVOICE_SAMPLE.buyer.name, '4,987.60 €', '921.12 €', '9.77 €', '5,918.49 €']) {
+      assert.ok(text.includes(expected), expected);
+    }
+    const xmp = pdfXmp(bytes);
+    assert.match(xmp, /<pdfaid:part>3</);
+    assert.match(xmp, /<pdfaid:conformance>B</);
+    assert.deepEqual(pdfAttachments(bytes), ['factur-x.xml']);
+    assert.match(pdfObjects(bytes), /\/AFRelationship\s*\/Alternative/);
+    const xml = pdfAttachment(bytes, 'factur-x.xml').toString('utf8');
+    assertWellFormed(xml);
+    assert.match(xml, /^<\?xml version="1\.0" encoding="UTF-8"\?>\n<rsm:CrossIndustryInvoice /);
+    assert.match(xml, /<ram:GuidelineSpecifiedDocumentContextParameter><ram:ID>urn:cen\.eu:en16931:2017<\/ram:ID>/);
+    assert.match(xml, new RegExp(`<rsm:ExchangedDocument><ram:ID>${EINVOICE_SAMPLE.number}</ram:ID><ram:TypeCode>380</ram:TypeCode>`));
+    assert.match(xml, /<ram:LineTotalAmount>4987\.60<\/ram:LineTotalAmount><ram:TaxBasisTotalAmount>4987\.60<\/ram:TaxBasisTotalAmount>/);
+    assert.match(
+      xml,
+      /<ram:TaxTotalAmount currencyID="EUR">930\.89<\/ram:TaxTotalAmount><ram:GrandTotalAmount>5918\.49<\/ram:GrandTotalAmount>/,
+    );
+    assert.equal(xml.match(/<ram:IncludedSupplyChainTradeLineItem>/g)?.length, 4);
+    // The handbook's quotes are escaped in the XML.
+    assert.ok(xml.includes('Printed handbook &quot;Data migration in practice&quot;'));
+  });
+
+  it('is refused by the 0.11 engine, which has neither pdf.attach nor PDF/A', async () => {
+    const res = await generate(service, { data: EINVOICE_SAMPLE, template: EINVOICE, typst: '0.11' });
+    assert.equal(res.status, 400);
+  });
+});
+
+/** Elements nest and close in order, attributes are quoted, and `&` starts an entity: enough to catch a broken template. */
+function assertWellFormed(xml: string): void {
+  const body = xml.replace(/^<\?xml[^?]*\?>\s*/, '');
+  const open: string[] = [];
+  for (const match of body.matchAll(
+    /<(\/?)([A-Za-z][\w:.-]*)((?:\s+[\w:.-]+="[^"<]*")*)\s*(\/?)>|&(?!(?:amp|lt|gt|quot|apos);)|<(?![/A-Za-z])/g,
+  )) {
+    if (match[2] === undefined) assert.fail(`stray markup character at ${match.index}`);
+    if (match[4] === '/') continue;
+    if (match[1] === '') open.push(match[2]);
+    else assert.equal(open.pop(), match[2], `closing tag at ${match.index}`);
+  }
+  assert.deepEqual(open, [], 'every element is closed');
+}

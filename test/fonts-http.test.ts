@@ -56,7 +56,7 @@ describe('fonts over HTTP', () => {
   it('lists every family the workers loaded, with styles and aliases', async () => {
     const res = await fetch(`${service.url}/v1/fonts`, { headers: { authorization: `Bearer ${TEST_KEY}` } });
     assert.equal(res.status, 200);
-    const body = (await res.json()) as { families: Array<{ family: string; aliasOf: string | null; styles: unknown[] }> };
+    const body = (await res.json()) as { families: Array<{ family: string; aliasOf: string | null; styles: unknown[]; typst?: string[] }> };
     const expected = loadFontCatalog().families;
     assert.deepEqual(body.families.map((f) => f.family).sort(), expected.map((f) => f.family).sort());
     const helvetica = body.families.find((f) => f.family === 'Helvetica');
@@ -68,11 +68,14 @@ describe('fonts over HTTP', () => {
         name,
       );
     }
-    // Every listed family really renders in its own font, not a fallback.
-    for (const { family } of body.families.filter((f) => !/Math/.test(f.family))) {
-      const res = await generate(service, { data: {}, template: `#text(font: "${family}", fallback: false)[Hg]` });
-      const pdf = await parsePdf(await res.arrayBuffer());
-      assert.equal(pdf.fonts.length, 1, family);
+    // Every listed family really renders in its own font, not a fallback, on the engines that have it.
+    for (const { family, typst } of body.families.filter((f) => !/Math/.test(f.family))) {
+      const text = family === 'Noto Emoji' ? '😀' : 'Hg';
+      for (const engine of typst ?? ['0.11', '0.14']) {
+        const res = await generate(service, { data: {}, template: `#text(font: "${family}", fallback: false)[${text}]`, typst: engine });
+        const pdf = await parsePdf(await res.arrayBuffer());
+        assert.equal(pdf.fonts.length, 1, `${family} on ${engine}`);
+      }
     }
   });
 

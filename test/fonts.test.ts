@@ -83,10 +83,14 @@ describe('font catalog', () => {
       assert.match(info.source, /^@expo-google-fonts\//);
       assert.deepEqual(info.styles.map((s) => `${s.style} ${s.weight}`).sort(), ['italic 400', 'italic 700', 'normal 400', 'normal 700']);
     }
-    for (const family of ['Linux Libertine', 'New Computer Modern', 'New Computer Modern Math', 'DejaVu Sans Mono']) {
+    for (const family of ['Linux Libertine', 'Libertinus Serif', 'New Computer Modern', 'New Computer Modern Math', 'DejaVu Sans Mono']) {
       assert.equal(byName.get(family)?.source, 'typst');
       assert.equal(byName.get(family)?.aliasOf, null);
     }
+    // Typst 0.14 replaced Linux Libertine with Libertinus Serif.
+    assert.deepEqual(byName.get('Linux Libertine')?.typst, ['0.11']);
+    assert.deepEqual(byName.get('Libertinus Serif')?.typst, ['0.14']);
+    assert.equal(byName.get('New Computer Modern')?.typst, undefined);
     for (const family of [
       'Noto Sans JP',
       'Noto Sans SC',
@@ -96,6 +100,7 @@ describe('font catalog', () => {
       'Noto Sans Hebrew',
       'Noto Sans Devanagari',
       'Noto Sans Thai',
+      'Noto Emoji',
     ]) {
       assert.deepEqual(
         byName.get(family)?.styles.map((s) => `${s.style} ${s.weight}`),
@@ -103,8 +108,8 @@ describe('font catalog', () => {
         family,
       );
     }
-    // 9 families x 4 styles, 6 aliases x 4 styles, 8 script families x 2 weights.
-    assert.equal(catalog.files.length, 76);
+    // 9 families x 4 styles, 6 aliases x 4 styles, 8 script families and Noto Emoji x 2 weights.
+    assert.equal(catalog.files.length, 78);
   });
 
   test('every file is a consistent font named after its family or alias', () => {

@@ -56,6 +56,8 @@ describe('OpenAPI document', () => {
       assert.ok(generate.responses[status], `generate describes ${status}`);
     }
     assert.equal(generate.responses['200'].content['application/pdf'].schema.format, 'binary');
+    assert.ok(generate.responses['200'].headers['X-Typst-Version'].required, '200 names the Typst version');
+    assert.deepEqual(generateBodySchema.properties.typst.enum, ['0.11', '0.14', '0.11.1', '0.14.2']);
     for (const header of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After']) {
       assert.ok(generate.responses['429'].headers[header]?.required, `429 carries ${header}`);
     }
@@ -66,6 +68,9 @@ describe('OpenAPI document', () => {
     const ok = await post(service, { data: { name: 'x' }, template: '= Hi #data.name' });
     check('POST', '/v1/pdf/generate', ok, 200);
     check('POST', '/v1/pdf/generate', await post(service, { data: {}, template: '#(' }), 400);
+    check('POST', '/v1/pdf/generate', await post(service, { data: {}, template: 'x', typst: '0.14', pdf: { standard: 'a-3b' } }), 200);
+    check('POST', '/v1/pdf/generate', await post(service, { data: {}, template: 'x', typst: '0.12' }), 400);
+    check('POST', '/v1/pdf/generate', await post(service, { data: {}, template: '#(', typst: '0.14' }), 400);
     check('POST', '/v1/pdf/generate', await post(service, { template: 'x' }), 400);
     check('POST', '/v1/pdf/generate', await post(service, '{not json'), 400);
     check('POST', '/v1/pdf/generate', await post(service, { data: {}, template: 'x' }, { authorization: 'Bearer wrong' }), 401);

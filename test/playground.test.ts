@@ -308,6 +308,43 @@ describe('playground', { skip: missing }, () => {
     await settledPreview(page);
   });
 
+  it('switches the engine and the PDF standard, and opens the e-invoice on Typst 0.14 as PDF/A-3b', async () => {
+    const lastBody = () => generateBodies.at(-1)!;
+    let shown = await settledPreview(page);
+    await page.getByTestId('engine').selectOption('0.14');
+    shown = await waitForPreview(page, shown.revision);
+    assert.equal(lastBody().typst, '0.14');
+    assert.equal(lastBody().pdf, undefined);
+    assert.equal(await errorText(page), '');
+    await page.getByTestId('pdf-standard').selectOption('a-2b');
+    shown = await waitForPreview(page, shown.revision);
+    assert.deepEqual([lastBody().typst, lastBody().pdf], ['0.14', { standard: 'a-2b' }]);
+    // Back to 0.11: the standard, a 0.14 option, is cleared.
+    await page.getByTestId('engine').selectOption('0.11');
+    shown = await waitForPreview(page, shown.revision);
+    assert.equal(await page.getByTestId('pdf-standard').inputValue(), '');
+    assert.deepEqual([lastBody().typst, lastBody().pdf], ['0.11', undefined]);
+    // A standard chosen on 0.11 selects 0.14.
+    await page.getByTestId('pdf-standard').selectOption('ua-1');
+    assert.equal(await page.getByTestId('engine').inputValue(), '0.14');
+    await settledPreview(page);
+
+    await page.getByLabel('Example').selectOption('einvoice');
+    await page.waitForFunction(() => /E-invoice/.test(document.querySelector('[data-testid="template-editor"]')?.textContent ?? ''));
+    const invoice = await settledPreview(page);
+    assert.equal(await page.getByTestId('engine').inputValue(), '0.14');
+    assert.equal(await page.getByTestId('pdf-standard').inputValue(), 'a-3b');
+    assert.deepEqual([lastBody().typst, lastBody().pdf], ['0.14', { standard: 'a-3b' }]);
+    assert.equal(await errorText(page), '');
+    assert.ok(invoice.inked > 10_000, `the page has ink: ${invoice.inked} pixels`);
+    // Back to the letter, on the service's default engine, where the tests below expect to be.
+    await page.getByLabel('Example').selectOption('letter');
+    await waitForPreview(page, invoice.revision);
+    await settledPreview(page);
+    assert.equal(await page.getByTestId('engine').inputValue(), '');
+    assert.equal(lastBody().typst, undefined);
+  });
+
   it('lists the fonts of GET /v1/fonts and inserts one into the template', async () => {
     const fonts = page.getByLabel('Family');
     const names = await fonts.locator('option').evaluateAll((options: any[]) => options.map((o) => o.value));
@@ -384,6 +421,8 @@ describe('playground', { skip: missing }, () => {
     }
     for (const stop of [
       'example',
+      'engine',
+      'pdf-standard',
       'api-key',
       'forget-key',
       'download',

@@ -95,6 +95,41 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: 'a 200 on the Typst 0.14 engine (PDF/A-2b)',
+      async run() {
+        const { body, markers } = markedRequest();
+        const res = await generate(service, { ...body, typst: '0.14', pdf: { standard: 'a-2b' } });
+        assert.equal(res.status, 200);
+        assert.equal(res.headers.get('x-typst-version'), '0.14.2');
+        assert.ok(Buffer.from(await res.arrayBuffer()).includes(markers.title), 'the PDF carries the title in clear');
+        return markers;
+      },
+    },
+    {
+      name: 'a 400 evaluation error on the Typst 0.14 engine (the answer quotes the template)',
+      async run() {
+        const markers = { data: marker('DATA'), template: marker('TEMPLATE') };
+        const res = await generate(service, {
+          data: { secret: markers.data },
+          template: `#data.secret\n#${markers.template}`,
+          typst: '0.14',
+        });
+        assert.equal(res.status, 400);
+        assert.match(await res.text(), new RegExp(markers.template));
+        return markers;
+      },
+    },
+    {
+      name: 'a 400 PDF/A refusal on the Typst 0.14 engine',
+      async run() {
+        const { body, markers } = markedRequest('\n#rect(fill: rgb(0, 0, 0, 50%))');
+        const res = await generate(service, { ...body, typst: '0.14', pdf: { standard: 'a-1b' } });
+        assert.equal(res.status, 400);
+        assert.match(await res.text(), /PDF\/A-1b error/);
+        return markers;
+      },
+    },
+    {
       name: '400 syntax error',
       async run() {
         const markers = { data: marker('DATA'), template: marker('TEMPLATE') };

@@ -28,7 +28,7 @@ const COMPILE_TIMEOUT_MS = 10_000;
 let next: () => Promise<RenderResult>;
 const failed = (status: number, message: string) => async (): Promise<RenderResult> => {
   const frame = jsonErrorBody(message);
-  return { kind: 'failed', status, errorBody: frame, compileMs: 1, frame };
+  return { kind: 'failed', status, errorBody: frame, compileMs: 1, frame, typstVersion: '0.11.1' };
 };
 const throws = (error: Error) => async (): Promise<RenderResult> => {
   throw error;

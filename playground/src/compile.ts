@@ -18,6 +18,8 @@ export interface GenerateBody {
   data: Record<string, unknown>;
   template: string;
   assets?: Record<string, string>;
+  typst?: string;
+  pdf?: { standard: string };
 }
 
 export interface RateLimit {

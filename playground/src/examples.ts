@@ -7,7 +7,8 @@
  *   { "id": "invoice", "label": "Invoice (Japanese)", "template": "invoice.typ",
  *     "data": "invoice.json", "assets": { "logo.png": "invoice-logo.png" } }
  * `assets` maps the name the template uses (`#image("logo.png")`) to the
- * file in examples/. The build (scripts/build-playground.mjs) checks that
+ * file in examples/; `typst` and `pdf` set the page's engine and PDF
+ * standard menus when the example is opened. The build (scripts/build-playground.mjs) checks that
  * every file named exists and publishes those files, and only those, at
  * /playground/examples/.
  */
@@ -20,6 +21,10 @@ export interface Example {
   template: string;
   data: string;
   assets?: Record<string, string>;
+  /** The engine the example needs ("0.14" for Typst 0.14 functions such as `pdf.attach`); absent: the service's default. */
+  typst?: string;
+  /** PDF export options (Typst 0.14), e.g. { "standard": "a-3b" }. */
+  pdf?: { standard?: string; tagged?: boolean };
 }
 
 export const EXAMPLES: readonly Example[] = table;

@@ -11,6 +11,7 @@ import { AssetPanel } from './assets.js';
 import { CompileScheduler, type GenerateBody, type Outcome, type RateLimit } from './compile.js';
 import { curlCommand } from './curl.js';
 import { CodeEditor, type Problem } from './editors.js';
+import { EngineMenus } from './engine.js';
 import { DEFAULT_EXAMPLE, EXAMPLES, loadExample, type Example } from './examples.js';
 import { FontPanel } from './fonts.js';
 import { loadKey, saveKey } from './key.js';
@@ -240,7 +241,7 @@ setInterval(renderRateLimit, 1000);
 function requestBody(): GenerateBody | { skip: string } {
   if (dataValue === null) return { skip: 'Fix the data (JSON) to update the preview.' };
   const files = assets.toRequest();
-  return { data: dataValue, template: loading?.template ?? template.text, ...(files ? { assets: files } : {}) };
+  return { data: dataValue, template: loading?.template ?? template.text, ...(files ? { assets: files } : {}), ...engineMenus.fields() };
 }
 
 function warningProblems(warnings: Warning[]): Problem[] {
@@ -318,6 +319,8 @@ const scheduler = new CompileScheduler({
   },
 });
 
+const engineMenus = new EngineMenus(element('engine'), element('pdf-standard'), () => scheduler.schedule(true));
+
 errorGoTo.addEventListener('click', () => {
   if (errorPlaceShown) template.goTo(errorPlaceShown.line, errorPlaceShown.column);
 });
@@ -380,6 +383,7 @@ async function openExample(example: Example, files = loadExample(example)): Prom
   const parsed = parseData(loaded.data);
   dataValue = 'value' in parsed ? parsed.value : null;
   assets.replace(loaded.assets);
+  engineMenus.set(example.typst, example.pdf?.standard);
   loading = { template: loaded.template };
   try {
     scheduler.schedule(true);

@@ -1,8 +1,10 @@
 /**
  * The request body's check, byte by byte: it is one valid JSON text (RFC
  * 8259, UTF-8), a top-level object whose `data` is an object, whose
- * `template` is a string, and whose optional `assets` maps file names to
- * base64; and where those fields are, as byte ranges of the body.
+ * `template` is a string, whose optional `assets` maps file names to
+ * base64, whose optional `typst` names an engine and whose optional `pdf`
+ * holds export options; and where those fields are, as byte ranges of the
+ * body (`typst` and `pdf` as the fixed values they name).
  *
  * Hand-written because the body must never become a JavaScript string or
  * object in the server (a string cannot be wiped from memory), and no kept
@@ -15,6 +17,8 @@ import { isUtf8 } from 'node:buffer';
 import { DEFAULT_MAX_IMAGE_PIXELS } from '../config.js';
 import { AssetTable } from './asset-table.js';
 import { firstEscape, hex4, unescapeJsonString } from './json-string.js';
+import { MESSAGES } from '../messages.js';
+import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, PDF_STANDARDS, type PdfOptions, type PdfStandard } from '../render/typst-version.js';
 
 /** Byte offsets into the body, end exclusive. */
 export interface Range {
@@ -35,6 +39,10 @@ export interface BodyLayout {
   template: Range;
   /** The assets, in order of first appearance, each name once (its last value counts). */
   assets: AssetEntry[];
+  /** The engine the request names; absent: the operator's default. */
+  typst?: EngineId;
+  /** PDF export options the request names (Typst 0.14 only; the worker refuses them on 0.11). */
+  pdf?: PdfOptions;
 }
 
 /**
@@ -74,6 +82,8 @@ interface Field {
   hasLoneSurrogate?: boolean;
   /** Only for `assets`: its entries, met as they were scanned. */
   table?: AssetTable;
+  /** Only for `pdf`: its members, as written. */
+  entries?: { name: Range; value: Range; kind: Kind }[];
 }
 
 class JsonError extends Error {
@@ -86,7 +96,7 @@ class JsonError extends Error {
 }
 
 /** Which top-level field a key names, compared after JSON unescaping. */
-const FIELD_NAMES = ['data', 'template', 'assets'] as const;
+const FIELD_NAMES = ['data', 'template', 'assets', 'typst', 'pdf'] as const;
 type FieldName = (typeof FIELD_NAMES)[number];
 const FIELD_BYTES = FIELD_NAMES.map((name) => Buffer.from(name));
 
@@ -459,7 +469,7 @@ function afterKey(body: Uint8Array, at: number): number {
   return skipWhitespace(body, i + 1);
 }
 
-/** Which of `data`, `template`, `assets` the raw key `body[start, end)` names, compared after unescaping. */
+/** Which of the top-level fields the raw key `body[start, end)` names, compared after unescaping. */
 function fieldOf(body: Uint8Array, start: number, end: number): FieldName | undefined {
   if (firstEscape(body, start, end) < 0) {
     outer: for (let f = 0; f < FIELD_BYTES.length; f++) {
@@ -510,6 +520,27 @@ function scanEntries(body: Uint8Array, at: number, table: AssetTable): number {
   }
 }
 
+/** The members of the object at `at` (the `pdf` value), as written. */
+function scanMembers(body: Uint8Array, at: number, entries: NonNullable<Field['entries']>): number {
+  let i = skipWhitespace(body, at + 1);
+  if (body[i] === CLOSE_OBJECT) return i + 1;
+  for (;;) {
+    if (body[i] !== QUOTE) throw fault(body, i);
+    const nameEnd = scanString(body, i + 1);
+    const name = { start: i + 1, end: nameEnd - 1 };
+    i = skipWhitespace(body, nameEnd);
+    if (body[i] !== COLON) throw fault(body, i);
+    i = skipWhitespace(body, i + 1);
+    const kind = kindAt(body, i);
+    const end = skipValue(body, i);
+    entries.push({ name, value: kind === 'string' ? { start: i + 1, end: end - 1 } : { start: i, end }, kind });
+    i = skipWhitespace(body, end);
+    if (body[i] === CLOSE_OBJECT) return i + 1;
+    if (body[i] !== COMMA) throw fault(body, i);
+    i = skipWhitespace(body, i + 1);
+  }
+}
+
 /**
  * Checks the JSON text in `body[start..]` and finds the last occurrence of
  * each field of the top-level object; throws JsonError at the first fault.
@@ -539,6 +570,10 @@ function parse(body: Uint8Array, start: number, tables: AssetTable[]): { topIsOb
         tables.push(table);
         end = scanEntries(body, i, table);
         fields.assets = { value: { start: i, end }, kind, table };
+      } else if (name === 'pdf' && kind === 'object') {
+        const entries: NonNullable<Field['entries']> = [];
+        end = scanMembers(body, i, entries);
+        fields.pdf = { value: { start: i, end }, kind, entries };
       } else {
         end = skipValue(body, i);
         if (name === 'template' && kind === 'string') {
@@ -611,6 +646,46 @@ function templatePlace(body: Uint8Array, range: Range, at: number): { line: numb
 }
 
 const message = (text: string): BodyCheck => ({ ok: false, error: { status: 400, message: text } });
+const isNull = (body: Uint8Array, field: Field) => field.kind === 'literal' && body[field.value.start] === 0x6e;
+
+/** Which of `values` the JSON string `range` (between its quotes) equals after unescaping, compared as bytes. */
+function oneOf<T extends string>(body: Uint8Array, range: Range, values: readonly T[]): T | undefined {
+  const decoded = unescapeJsonString(body, range);
+  const found = values.find((value) => decoded.equals(Buffer.from(value)));
+  decoded.fill(0);
+  return found;
+}
+
+const inQuotes = (value: Range): Range => ({ start: value.start + 1, end: value.end - 1 });
+const ENGINE_NAMES = [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id])];
+const PDF_KEYS = ['standard', 'tagged'] as const;
+
+/** `typst`: "0.11" or "0.14", or the exact version either embeds. */
+function checkTypst(body: Uint8Array, field: Field): EngineId | BodyCheck {
+  const name = field.kind === 'string' ? oneOf(body, inQuotes(field.value), ENGINE_NAMES) : undefined;
+  const engine = ENGINE_IDS.find((id) => id === name || ENGINE_VERSIONS[id] === name);
+  return engine ?? message(MESSAGES.typstField);
+}
+
+/** `pdf`: an object of `standard` (one of Typst 0.14's) and `tagged` (a boolean); of a repeated key the last counts. */
+function checkPdf(body: Uint8Array, field: Field): PdfOptions | BodyCheck {
+  if (field.kind !== 'object') return message(MESSAGES.pdfField);
+  const options: PdfOptions = {};
+  for (const entry of field.entries!) {
+    const key = oneOf(body, entry.name, PDF_KEYS);
+    if (key === undefined) return message(MESSAGES.pdfKey);
+    if (key === 'standard') {
+      const standard = entry.kind === 'string' ? oneOf<PdfStandard>(body, entry.value, PDF_STANDARDS) : undefined;
+      if (standard === undefined) return message(MESSAGES.pdfStandard);
+      options.standard = standard;
+    } else {
+      const b = body[entry.value.start];
+      if (entry.kind !== 'literal' || b === 0x6e) return message(MESSAGES.pdfTagged);
+      options.tagged = b === 0x74;
+    }
+  }
+  return options;
+}
 
 export function checkBody(body: Uint8Array, options: CheckOptions = { maxImagePixels: DEFAULT_MAX_IMAGE_PIXELS }): BodyCheck {
   const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
@@ -638,7 +713,7 @@ function checkFields(body: Uint8Array, start: number, tables: AssetTable[], opti
     words = new Int32Array(0); // not kept: it is a view of the body
   }
   if (!result.topIsObject) return message(EXPECTED_OBJECT);
-  const { data, template, assets } = result.fields;
+  const { data, template, assets, typst, pdf } = result.fields;
   if (!data) return message('Missing required field "data": expected a JSON object');
   if (!template) return message('Missing required field "template": expected a string of Typst markup');
   if (data.kind !== 'object') return message('Field "data" must be a JSON object');
@@ -654,14 +729,29 @@ function checkFields(body: Uint8Array, start: number, tables: AssetTable[], opti
   }
   if (data.hasLoneSurrogate)
     return message('Field "data" contains an unpaired surrogate escape (\\uD800 to \\uDFFF alone): Typst cannot read it');
+  let engine: EngineId | undefined;
+  if (typst && !isNull(body, typst)) {
+    const checked = checkTypst(body, typst);
+    if (typeof checked !== 'string') return checked;
+    engine = checked;
+  }
+  let pdfOptions: PdfOptions | undefined;
+  if (pdf && !isNull(body, pdf)) {
+    const checked = checkPdf(body, pdf);
+    if ('ok' in checked) return checked;
+    pdfOptions = checked;
+  }
   let checkedAssets: AssetEntry[] = [];
-  if (assets && !(assets.kind === 'literal' && body[assets.value.start] === 0x6e)) {
+  if (assets && !isNull(body, assets)) {
     if (assets.kind !== 'object') return message('Field "assets" must be a JSON object mapping file names to base64 contents');
     const outcome = assets.table!.finish(options.maxImagePixels);
     if (!Array.isArray(outcome)) return { ok: false, error: outcome };
     checkedAssets = outcome;
   }
-  return { ok: true, layout: { data: data.value, template: template.value, assets: checkedAssets } };
+  const layout: BodyLayout = { data: data.value, template: template.value, assets: checkedAssets };
+  if (engine) layout.typst = engine;
+  if (pdfOptions && Object.keys(pdfOptions).length > 0) layout.pdf = pdfOptions;
+  return { ok: true, layout };
 }
 
 /**

@@ -12,6 +12,7 @@ import type { RenderInput, RenderResult } from '../render/pool.js';
 import { PDF_TOO_LARGE_STATUS } from '../render/protocol.js';
 import type { AnswerLimits } from './answer-limits.js';
 import { requireJsonWithinLimit, type CheckedBody } from './json-body.js';
+import { ENGINE_IDS, ENGINE_VERSIONS, PDF_STANDARDS } from '../render/typst-version.js';
 
 export interface Renderer {
   render(input: RenderInput, signal?: AbortSignal): Promise<RenderResult>;
@@ -39,6 +40,27 @@ export const generateBodySchema = {
       },
       additionalProperties: { type: 'string', description: 'base64, or data:<type>;base64,<base64>' },
       examples: [{ 'logo.png': 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==' }],
+    },
+    typst: {
+      enum: [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id])],
+      description:
+        "The Typst engine: `0.11` (Typst 0.11.1) or `0.14` (Typst 0.14.2), or the exact version. Absent or null: the operator's default (TYPST_VERSION, `0.11` unless set). " +
+        'The answer names the version in `X-Typst-Version`.',
+    },
+    pdf: {
+      type: ['object', 'null'],
+      description:
+        'PDF export options of the Typst 0.14 engine (with 0.11: 400). A standard Typst checks the document against, and declares in the XMP metadata; ' +
+        "what the standard forbids (transparency under PDF/A-1, an attached file under PDF/A-2, a missing title under PDF/UA-1, ...) is a 400 with Typst's message.",
+      additionalProperties: false,
+      properties: {
+        standard: {
+          enum: [...PDF_STANDARDS],
+          description: 'PDF version (`1.4` to `2.0`), PDF/A level (`a-1b` to `a-4e`) or PDF/UA-1 (`ua-1`).',
+        },
+        tagged: { type: 'boolean', description: 'Write a tagged PDF (default true; PDF/A-*a and PDF/UA-1 need it).' },
+      },
+      examples: [{ standard: 'a-3b' }],
     },
   },
 } as const;
@@ -72,6 +94,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     const result = await rendering;
     reply.wipeAfterResponse(result.frame);
     request.compileMs = result.compileMs;
+    reply.header('x-typst-version', result.typstVersion);
     if (result.kind === 'failed') {
       if (result.status === PDF_TOO_LARGE_STATUS) request.outputRefused = 'pdf_too_large';
       return reply.code(result.status).type('application/json; charset=utf-8').send(result.errorBody);

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { SERVICE_VERSION, TYPST_VERSION } from '../version.js';
+import { ENGINE_IDS, ENGINE_VERSIONS } from '../render/typst-version.js';
 import { MESSAGES } from '../messages.js';
 import { generateBodySchema } from './generate.js';
 
@@ -73,6 +74,7 @@ function openApiDocument(options: OpenApiOptions): Json {
                 schema: { type: 'string', const: 'inline; filename="document.pdf"' },
               },
               'Content-Length': { required: true, schema: { type: 'integer', minimum: 1 } },
+              'X-Typst-Version': ref('headers', 'TypstVersion'),
               'X-Typst-Warnings': {
                 required: false,
                 description: 'Compiler warnings: the count, then `line N: message` items separated by ` | `.',
@@ -82,7 +84,16 @@ function openApiDocument(options: OpenApiOptions): Json {
             content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
           },
           '400': errorResponse(
-            'The body is not a JSON object with `data` (object) and `template` (string), or the template does not compile.',
+            'The body is not a JSON object with `data` (object) and `template` (string), a `typst` or `pdf` field is not one the service takes, ' +
+              'the template does not compile, or the PDF export refuses it under the standard asked for. ' +
+              'An answer of the compiler names the engine in `X-Typst-Version`.',
+            {
+              'X-Typst-Version': {
+                required: false,
+                description: 'The exact Typst version that compiled the template (absent when the body was refused before).',
+                schema: { enum: ENGINE_IDS.map((id) => ENGINE_VERSIONS[id]) },
+              },
+            },
           ),
           '413': errorResponse('The body exceeds 10 × 1024 × 1024 bytes.'),
           '415': errorResponse('`Content-Type` is not `application/json`.'),
@@ -186,7 +197,7 @@ function openApiDocument(options: OpenApiOptions): Json {
     info: {
       title: 'Typst PDF service',
       version: SERVICE_VERSION,
-      description: `Renders a PDF from a JSON \`data\` object and a Typst ${TYPST_VERSION} template. Nothing is stored.`,
+      description: `Renders a PDF from a JSON \`data\` object and a Typst template, on Typst ${ENGINE_IDS.map((id) => ENGINE_VERSIONS[id]).join(' or ')} (default ${TYPST_VERSION}). Nothing is stored.`,
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     security: [{ bearerAuth: [] }],
@@ -241,6 +252,12 @@ function openApiDocument(options: OpenApiOptions): Json {
                     },
                   },
                   source: { type: 'string', description: 'npm package that ships the files, or `typst`.' },
+                  typst: {
+                    type: 'array',
+                    items: { type: 'string' },
+                    description:
+                      'The engines (`0.11`, `0.14`) that have this family, when not both: a font built into one Typst version only.',
+                  },
                 },
               },
             },
@@ -254,6 +271,11 @@ function openApiDocument(options: OpenApiOptions): Json {
           schema: { type: 'string', pattern: '^[\\w.:-]{1,128}$' },
         },
         CacheControl: { required: true, schema: { type: 'string', const: 'no-store' } },
+        TypstVersion: {
+          required: true,
+          description: 'The exact Typst version the document was compiled with.',
+          schema: { enum: ENGINE_IDS.map((id) => ENGINE_VERSIONS[id]) },
+        },
         ContentTypeOptions: { required: true, schema: { type: 'string', const: 'nosniff' } },
         RateLimitLimit: {
           required: true,

@@ -22,6 +22,8 @@ export interface Positioning {
   prefixLines: number;
   /** Path prefixes to strip from messages (the virtual root, the package directory). */
   hiddenPaths: string[];
+  /** The file `data` is read from: Typst 0.14 reports a JSON error there (with no range), 0.11 on the prefix line. */
+  dataPath?: string;
 }
 
 /** Removes server paths and advice that only applies to Typst's command line. */
@@ -92,8 +94,8 @@ export function toFailure(
   const cleaned = cleanMessage(first.message, pos.hiddenPaths);
   const inMain = isMainFile(first.path);
   const message = missingFile(cleaned, inMain ? written(first) : undefined) ?? cleaned;
-  // A span on the service's own prefix line means Typst could not read `data`.
-  if (inMain && first.range && first.range.start.line < pos.prefixLines) {
+  // A span on the service's own prefix line, or an error in the data file itself, means Typst could not read `data`.
+  if ((inMain && first.range && first.range.start.line < pos.prefixLines) || (pos.dataPath !== undefined && first.path === pos.dataPath)) {
     return { kind: 'data', message };
   }
   // An error inside a file the template included (an asset): its own lines, and its name.

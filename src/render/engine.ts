@@ -14,7 +14,6 @@
  * binding copies each file into the compiler, and our buffers are wiped.
  */
 import { existsSync } from 'node:fs';
-import { NodeCompiler } from '@myriaddreamin/typst-ts-node-compiler';
 import { decodeAssetValue } from '../body/base64.js';
 import type { BodyLayout } from '../body/json-check.js';
 import { unescapeJsonString } from '../body/json-string.js';
@@ -26,6 +25,8 @@ import type { FontCatalog } from './fonts/types.js';
 import type { TemplateFailure, Warning } from './protocol.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
+import { type Binding, bindingOf, type Compiler, type CompilerArgs, exportRefusal } from './bindings.js';
+import type { EngineId } from './typst-version.js';
 
 /**
  * The service's own files. Their names hold `~`, which no asset name may
@@ -69,6 +70,8 @@ export interface EngineOptions {
   fonts?: FontCatalog;
   /** Largest PDF answered (MAX_PDF_BYTES); the worker answers 422 past it. */
   maxPdfBytes?: number;
+  /** The engine of a request without a `typst` field (TYPST_VERSION); 0.11 when unset. */
+  defaultEngine?: EngineId;
 }
 
 /** One compile: the request body and where its fields are. */
@@ -80,7 +83,9 @@ export interface Job {
 export type RenderOutcome = { ok: true; pdf: Buffer; warnings: Warning[] } | { ok: false; failure: TemplateFailure };
 
 export class TypstEngine {
-  private readonly compiler: NodeCompiler;
+  private compiler: Compiler;
+  private readonly binding: Binding;
+  private readonly compilerArgs: CompilerArgs;
   private readonly positioning: Positioning;
   /** Every family loaded, to warn about the others. */
   private readonly knownFamilies: FamilyNames;
@@ -90,20 +95,25 @@ export class TypstEngine {
   private jobs = 0;
   private mainFile: string = MAIN_FILES[0];
 
-  constructor(options: EngineOptions = {}) {
+  /** The exact Typst version of this engine. */
+  readonly version: string;
+
+  constructor(engine: EngineId, options: EngineOptions = {}) {
     const { fonts } = options;
     if (existsSync(VIRTUAL_ROOT)) {
       throw new Error(`${VIRTUAL_ROOT} exists on this host; the compiler's root must be an empty, non-existent path`);
     }
-    this.compiler = NodeCompiler.create({
-      workspace: VIRTUAL_ROOT,
-      // Paths, not contents: the compiler reads a font file once a document uses it.
-      fontArgs: fonts ? [{ fontPaths: fonts.files }] : [],
-    });
-    this.knownFamilies = new FamilyNames((fonts?.families ?? []).map((f) => f.family));
+    this.binding = bindingOf(engine);
+    this.version = this.binding.version;
+    // Paths, not contents: the compiler reads a font file once a document uses it.
+    this.compilerArgs = { workspace: VIRTUAL_ROOT, fontPaths: fonts?.files ?? [] };
+    this.compiler = this.binding.create(this.compilerArgs);
+    // Each engine warns about the families it lacks: Typst 0.14 has Libertinus Serif where 0.11 had Linux Libertine.
+    this.knownFamilies = new FamilyNames((fonts?.families ?? []).filter((f) => !f.typst || f.typst.includes(engine)).map((f) => f.family));
     this.positioning = {
       prefixLines: PREFIX_LINES,
       hiddenPaths: [VIRTUAL_ROOT, options.packagePath ?? ''].filter(Boolean),
+      dataPath: DATA_FILE,
     };
   }
 
@@ -130,8 +140,11 @@ export class TypstEngine {
       try {
         // Compiled and exported in one call: the document never becomes a JavaScript object,
         // so it is freed (and wiped) as soon as the PDF is written, not whenever V8 collects it.
-        pdf = this.compiler.pdf({ mainFilePath: this.mainFile });
-      } catch {
+        pdf = this.compiler.pdf(this.mainFile, job.layout.pdf);
+      } catch (error) {
+        // The document compiled, but the export refused it (a PDF standard's rule): Typst's message, with no place.
+        const refusal = exportRefusal(error);
+        if (refusal !== undefined) return { ok: false, failure: { kind: 'evaluation', message: refusal, line: null, column: null } };
         return { ok: false, failure: adjustForBom(this.placeDataError(this.diagnose(source), body, layout), bom > 0) };
       }
       const warnings = unknownFontWarnings(source, this.knownFamilies);
@@ -149,15 +162,23 @@ export class TypstEngine {
    * parsed and as bytes) until it compiles again. A compile of an empty file
    * of its own makes it let them go, and the workers' malloc settings
    * (sandbox.ts) wipe what is freed.
+   *
+   * The 0.14 binding's compiler keeps the job's sources and text even then
+   * (see Binding.replaceAfterJob): it is replaced by a new one, and the old
+   * one is freed once V8 collects it. Returns whether a compiler was
+   * dropped, so that the caller collects garbage.
    */
-  clean(): void {
+  clean(): boolean {
     this.compiler.resetShadow();
     this.compiler.evictCache(0);
     this.compiler.mapShadow(VIRTUAL_ROOT + BLANK_FILE, EMPTY);
-    this.compiler.compile({ mainFilePath: VIRTUAL_ROOT + BLANK_FILE });
+    this.compiler.diagnostics(VIRTUAL_ROOT + BLANK_FILE);
     this.compiler.resetShadow();
     this.compiler.evictCache(0);
     this.dirty = false;
+    if (!this.binding.replaceAfterJob) return false;
+    this.compiler = this.binding.create(this.compilerArgs);
+    return true;
   }
 
   /**
@@ -196,9 +217,7 @@ export class TypstEngine {
 
   /** Why the main file did not compile: its first error, placed in the template as sent. */
   private diagnose(source: Buffer): TemplateFailure {
-    const result = this.compiler.compile({ mainFilePath: this.mainFile });
-    const diagnostics = result.takeDiagnostics();
-    const raw: RawDiagnostic[] = diagnostics ? this.compiler.fetchDiagnostics(diagnostics) : [];
+    const raw = this.compiler.diagnostics(this.mainFile);
     return toFailure(raw, this.hasSyntaxErrors(source), this.positioning, (d) =>
       d.range ? quotedPath(source, d.range, PREFIX_LINES) : undefined,
     );
@@ -211,10 +230,8 @@ export class TypstEngine {
    */
   private hasSyntaxErrors(source: Buffer): boolean {
     this.mapMain(SYNTAX_PROBE, source, VIRTUAL_ROOT + PROBE_FILE);
-    const result = this.compiler.compile({ mainFilePath: VIRTUAL_ROOT + PROBE_FILE });
-    const diagnostics = result.takeDiagnostics();
-    if (!diagnostics) return false;
-    const raw: RawDiagnostic[] = this.compiler.fetchDiagnostics(diagnostics);
+    const raw = this.compiler.diagnostics(VIRTUAL_ROOT + PROBE_FILE);
+    if (raw.length === 0) return false;
     return !raw.some((d) => d.message.includes(PROBE_MARK));
   }
 

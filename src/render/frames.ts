@@ -9,7 +9,7 @@
  *
  * A frame: u32 length of what follows, u8 type, u32 job id, then the fields
  * of its type (all integers little-endian):
- *   Job      server -> worker  layout of the body (u32 offsets), then the body
+ *   Job      server -> worker  u32 asset count, 4 option bytes (engine, PDF options), layout of the body (u32 offsets), then the body
  *   Started  worker -> server  (nothing: the worker has the job and is about to compile)
  *   Done     worker -> server  f64 compile ms, f64 resident bytes, u32 warnings length, warnings (ASCII), PDF
  *   Failed   worker -> server  f64 compile ms, f64 resident bytes, u16 status, JSON error body
@@ -18,6 +18,7 @@
 import type { Socket } from 'node:net';
 import type { BodyLayout } from '../body/json-check.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
+import { ENGINE_IDS, PDF_STANDARDS } from './typst-version.js';
 
 export const FrameType = { Job: 1, Started: 2, Done: 3, Failed: 4 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
@@ -27,6 +28,36 @@ const LENGTH_BYTES = 4;
 const TAG_BYTES = 5;
 /** A frame longer than this means the peer is broken: a body is at most 10 MiB, a PDF far less than this. */
 const MAX_FRAME_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * A job's options, after the asset count: the engine (0: the default, else
+ * its index + 1), the PDF standard (0: none, else its index + 1), tagging
+ * (0: Typst's default, 1: off, 2: on) and a spare byte. Fixed values, no
+ * request content.
+ */
+const OPTION_BYTES = 4;
+
+function writeOptions(buffer: Buffer, at: number, layout: BodyLayout): number {
+  buffer.writeUInt8(layout.typst ? ENGINE_IDS.indexOf(layout.typst) + 1 : 0, at);
+  buffer.writeUInt8(layout.pdf?.standard ? PDF_STANDARDS.indexOf(layout.pdf.standard) + 1 : 0, at + 1);
+  buffer.writeUInt8(layout.pdf?.tagged === undefined ? 0 : layout.pdf.tagged ? 2 : 1, at + 2);
+  buffer.writeUInt8(0, at + 3);
+  return at + OPTION_BYTES;
+}
+
+function readOptions(bytes: Buffer, at: number): Pick<BodyLayout, 'typst' | 'pdf'> {
+  const engine = bytes.readUInt8(at);
+  const standard = bytes.readUInt8(at + 1);
+  const tagged = bytes.readUInt8(at + 2);
+  const options: Pick<BodyLayout, 'typst' | 'pdf'> = {};
+  if (engine > 0) options.typst = ENGINE_IDS[engine - 1];
+  if (standard > 0 || tagged > 0) {
+    options.pdf = {};
+    if (standard > 0) options.pdf.standard = PDF_STANDARDS[standard - 1];
+    if (tagged > 0) options.pdf.tagged = tagged === 2;
+  }
+  return options;
+}
 
 function head(type: FrameType, id: number, fieldBytes: number, payloadBytes: number): Buffer {
   const buffer = Buffer.allocUnsafe(LENGTH_BYTES + TAG_BYTES + fieldBytes);
@@ -57,9 +88,10 @@ export function writeJob(
   onWritten?: (error?: Error | null) => void,
 ): void {
   const ranges = [layout.data, layout.template, ...layout.assets.flatMap((a) => [a.name, a.value])];
-  const frameHead = head(FrameType.Job, id, 4 + ranges.length * 8, body.length);
+  const frameHead = head(FrameType.Job, id, 4 + OPTION_BYTES + ranges.length * 8, body.length);
   let at = LENGTH_BYTES + TAG_BYTES;
   at = frameHead.writeUInt32LE(layout.assets.length, at);
+  at = writeOptions(frameHead, at, layout);
   for (const range of ranges) {
     at = frameHead.writeUInt32LE(range.start, at);
     at = frameHead.writeUInt32LE(range.end, at);
@@ -126,6 +158,8 @@ export function readJob(frame: Frame): { body: Buffer; layout: BodyLayout } {
   let at = TAG_BYTES;
   const assetCount = bytes.readUInt32LE(at);
   at += 4;
+  const options = readOptions(bytes, at);
+  at += OPTION_BYTES;
   const range = () => {
     const start = bytes.readUInt32LE(at);
     const end = bytes.readUInt32LE(at + 4);
@@ -135,7 +169,7 @@ export function readJob(frame: Frame): { body: Buffer; layout: BodyLayout } {
   const data = range();
   const template = range();
   const assets = Array.from({ length: assetCount }, () => ({ name: range(), value: range() }));
-  return { body: bytes.subarray(at), layout: { data, template, assets } };
+  return { body: bytes.subarray(at), layout: { data, template, assets, ...options } };
 }
 
 export type Outcome = JobReport & ({ kind: 'done'; warnings: Buffer; pdf: Buffer } | { kind: 'failed'; status: number; errorBody: Buffer });

@@ -24,6 +24,7 @@ import { JobQueue, release, type Waiting } from './job-queue.js';
 import { residentBytes, watchAllocationFailure } from './memory-watch.js';
 import type { ControlMessage } from './protocol.js';
 import { scrubReadBuffer } from '../read-buffer-scrub.js';
+import { DEFAULT_ENGINE, ENGINE_VERSIONS } from './typst-version.js';
 
 /**
  * The pool's settings carry the names of the service's settings (config.ts,
@@ -52,9 +53,13 @@ export interface RenderInput {
  * What the worker answered. `frame` holds the answer's bytes (`pdf` or
  * `errorBody` are views into it); the caller zero-fills it once sent.
  */
-export type RenderResult =
+export type RenderResult = (
   | { kind: 'pdf'; pdf: Buffer; warnings: string | undefined; compileMs: number; frame: Buffer }
-  | { kind: 'failed'; status: number; errorBody: Buffer; compileMs: number; frame: Buffer };
+  | { kind: 'failed'; status: number; errorBody: Buffer; compileMs: number; frame: Buffer }
+) & {
+  /** The exact Typst version of the engine the job ran on (`X-Typst-Version`). */
+  typstVersion: string;
+};
 
 /** Why a worker was replaced: `unresponsive` is a worker that did not take a job it was given. */
 export type RestartReason = 'timeout' | 'memory' | 'crash' | 'recycle' | 'unresponsive';
@@ -369,9 +374,10 @@ export class RenderPool extends EventEmitter {
     slot.jobs++;
     release(running);
     const outcome = readOutcome(frame);
+    const typstVersion = ENGINE_VERSIONS[running.input.layout.typst ?? this.options.engine.defaultEngine ?? DEFAULT_ENGINE];
     if (outcome.kind === 'done') {
       const warnings = outcome.warnings.length > 0 ? outcome.warnings.toString('latin1') : undefined;
-      running.resolve({ kind: 'pdf', pdf: outcome.pdf, warnings, compileMs: outcome.compileMs, frame: frame.bytes });
+      running.resolve({ kind: 'pdf', pdf: outcome.pdf, warnings, compileMs: outcome.compileMs, frame: frame.bytes, typstVersion });
     } else {
       running.resolve({
         kind: 'failed',
@@ -379,6 +385,7 @@ export class RenderPool extends EventEmitter {
         errorBody: outcome.errorBody,
         compileMs: outcome.compileMs,
         frame: frame.bytes,
+        typstVersion,
       });
     }
     if (this.options.workerMaxJobs > 0 && slot.jobs >= this.options.workerMaxJobs) {

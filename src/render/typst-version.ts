@@ -1,2 +1,57 @@
-/** Typst version of the pinned binding (its PDFs say "Typst 0.11.1"). */
-export const TYPST_VERSION = '0.11.1';
+/**
+ * The Typst engines the service runs, and the PDF export options of the
+ * later one. Pure data: the server checks request fields against it without
+ * loading a native binding (only workers do that, see bindings.ts).
+ */
+
+/** The engines, as a request's `typst` field names them. */
+export const ENGINE_IDS = ['0.11', '0.14'] as const;
+export type EngineId = (typeof ENGINE_IDS)[number];
+
+/** The exact Typst version each engine embeds (its PDFs say "Typst <version>"; answered as `X-Typst-Version`). */
+export const ENGINE_VERSIONS: Record<EngineId, string> = { '0.11': '0.11.1', '0.14': '0.14.2' };
+
+/** The npm package each engine is loaded from, and the package it is published as. */
+export const ENGINE_PACKAGES: Record<EngineId, { module: string; binding: string }> = {
+  '0.11': { module: '@myriaddreamin/typst-ts-node-compiler', binding: '@myriaddreamin/typst-ts-node-compiler' },
+  '0.14': { module: 'typst-ts-node-compiler-0.14', binding: '@myriaddreamin/typst-ts-node-compiler' },
+};
+
+/** The engine a request gets without a `typst` field, unless the operator names another (TYPST_VERSION). */
+export const DEFAULT_ENGINE: EngineId = '0.11';
+
+/** Typst version of the default engine's binding. */
+export const TYPST_VERSION = ENGINE_VERSIONS[DEFAULT_ENGINE];
+
+/** The engine a name stands for: the short form ("0.14") or the exact version ("0.14.2"). */
+export function engineOf(name: string): EngineId | undefined {
+  return ENGINE_IDS.find((id) => id === name || ENGINE_VERSIONS[id] === name);
+}
+
+/** Typst 0.14's `--pdf-standard` values (its binding's `PdfStandard`), in its order. */
+export const PDF_STANDARDS = [
+  '1.4',
+  '1.5',
+  '1.6',
+  '1.7',
+  '2.0',
+  'a-1b',
+  'a-1a',
+  'a-2b',
+  'a-2u',
+  'a-2a',
+  'a-3b',
+  'a-3u',
+  'a-3a',
+  'a-4',
+  'a-4f',
+  'a-4e',
+  'ua-1',
+] as const;
+export type PdfStandard = (typeof PDF_STANDARDS)[number];
+
+/** A request's `pdf` field, checked: what Typst 0.14's export is asked for. */
+export interface PdfOptions {
+  standard?: PdfStandard;
+  tagged?: boolean;
+}

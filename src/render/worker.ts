@@ -1,6 +1,7 @@
 /**
- * Worker process entry: holds one Typst engine and compiles one job at a
- * time. Jobs arrive, and outcomes leave, as frames of raw bytes on fd 3
+ * Worker process entry: holds both Typst engines (0.11 and 0.14, see
+ * bindings.ts) and compiles one job at a time, on the engine the job names.
+ * Jobs arrive, and outcomes leave, as frames of raw bytes on fd 3
  * (frames.ts); the IPC channel carries only the start (ready or fatal).
  * The server kills it when a job overruns; it writes nothing to disk, logs
  * nothing of a job, and wipes every buffer of a job once it is sent.
@@ -9,11 +10,12 @@ import { openSync, readSync } from 'node:fs';
 import { Socket, type SocketConstructorOpts } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { jsonErrorBody } from '../body/error-body.js';
-import { pdfTooLargeMessage, templateMessage, warningsHeader } from '../messages.js';
-import type { EngineOptions, TypstEngine } from './engine.js';
+import { MESSAGES, pdfTooLargeMessage, templateMessage, warningsHeader } from '../messages.js';
+import type { EngineOptions, Job, RenderOutcome, TypstEngine } from './engine.js';
 import { frameOnRead, FrameType, readJob, writeDone, writeFailed, writeStarted, type Frame } from './frames.js';
 import { PAGE_BYTES } from './memory-watch.js';
 import { type ControlMessage, PDF_TOO_LARGE_STATUS } from './protocol.js';
+import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId } from './typst-version.js';
 
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
 const FRAME_FD = 3;
@@ -28,6 +30,8 @@ const FRAME_FD = 3;
  * last-resort collection also gives those pages back, and
  * `--clear-free-memory` (see pool.ts) zero-fills what it frees in the old
  * generation. About 10 ms of the worker's time, after the answer is sent.
+ * The same collection finds a dropped 0.14 compiler (engine.ts clean()),
+ * whose native memory its finalizer frees on the next turn of the loop.
  */
 function forgetStrings(): void {
   /x/.exec('x');
@@ -88,11 +92,12 @@ async function main(): Promise<void> {
   ignoreGroupSignals();
   const options = JSON.parse(process.argv[2] ?? '{}') as EngineOptions;
   exitWithParent();
-  let engine: TypstEngine;
+  // Both engines, started together: a worker can take any job, and an idle one costs about 8 MiB (PSS) more (README).
+  const engines = new Map<EngineId, TypstEngine>();
   try {
     // Loaded here, not at the top, so a native module that fails to load is reported, not a crash.
     const { TypstEngine: Engine } = await import('./engine.js');
-    engine = new Engine(options);
+    for (const id of ENGINE_IDS) engines.set(id, new Engine(id, options));
   } catch (error) {
     send({ type: 'fatal', message: `Typst engine failed to start: ${startFailure(error)}` });
     process.exit(1);
@@ -110,12 +115,26 @@ async function main(): Promise<void> {
     writeStarted(pipe, frame.id, () => compile(frame));
   }
 
+  const defaultEngine = options.defaultEngine ?? DEFAULT_ENGINE;
+  /** The engine of the last job: the one that still holds its files until its clean(). */
+  let last: TypstEngine | undefined;
+
+  function render(job: Job): RenderOutcome | 'pdf options need 0.14' {
+    const id = job.layout.typst ?? defaultEngine;
+    if (job.layout.pdf && id !== '0.14') return 'pdf options need 0.14';
+    last = engines.get(id)!;
+    return last.render(job);
+  }
+
   function compile(frame: Frame): void {
     const begun = performance.now();
-    const outcome = engine.render(readJob(frame));
+    const outcome = render(readJob(frame));
     const report = { compileMs: performance.now() - begun, residentBytes: residentBytes() };
     const maxPdfBytes = options.maxPdfBytes ?? Number.POSITIVE_INFINITY;
-    if (outcome.ok && outcome.pdf.length > maxPdfBytes) {
+    if (outcome === 'pdf options need 0.14') {
+      const body = jsonErrorBody(MESSAGES.pdfNeeds014);
+      writeFailed(pipe, frame.id, report, 400, body, () => body.fill(0));
+    } else if (outcome.ok && outcome.pdf.length > maxPdfBytes) {
       // Refused here, so an oversized PDF never crosses the pipe; the server counts a 422 frame as this refusal.
       outcome.pdf.fill(0);
       const body = jsonErrorBody(pdfTooLargeMessage(maxPdfBytes));
@@ -130,9 +149,11 @@ async function main(): Promise<void> {
     }
     frame.bytes.fill(0);
     // The answer is on its way; the cache eviction still ends this job, before the next one is read.
-    engine.clean();
-    // Once this function has returned, nothing refers to the message or the warnings any more.
-    if (!outcome.ok || outcome.warnings.length > 0) setImmediate(forgetStrings);
+    const dropped = last?.clean() ?? false;
+    last = undefined;
+    // Once this function has returned, nothing refers to the message or the warnings any more;
+    // a dropped compiler (0.14) is freed by the binding's finalizer once V8 has collected it.
+    if (dropped || outcome === 'pdf options need 0.14' || !outcome.ok || outcome.warnings.length > 0) setImmediate(forgetStrings);
   }
 }
 

@@ -3,6 +3,7 @@
  * typst-pdf: the command-line client of the Typst PDF service.
  *
  *   typst-pdf render --template letter.typ --data letter.json --out letter.pdf
+ *   typst-pdf render --template invoice.typ --typst 0.14 --pdf-standard a-3b
  *
  * The service's URL and API key come from --url / --api-key or from
  * TYPST_PDF_URL / TYPST_PDF_API_KEY. On failure it prints the service's
@@ -11,7 +12,17 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_MAX_RETRY_WAIT_MS, DEFAULT_RETRIES, DEFAULT_URL, TypstPdfError, generatePdf } from './index.js';
+import {
+  DEFAULT_MAX_RETRY_WAIT_MS,
+  DEFAULT_RETRIES,
+  DEFAULT_URL,
+  PDF_STANDARDS,
+  type PdfOptions,
+  type PdfStandard,
+  type TypstEngine,
+  TypstPdfError,
+  generatePdf,
+} from './index.js';
 import { templateExcerpt } from './template-excerpt.js';
 
 const NAME = 'typst-pdf';
@@ -28,6 +39,9 @@ Renders a Typst template with JSON data through the Typst PDF service.
   --data FILE        JSON file with the data object (default: {}); - reads standard input
   --out FILE         where to write the PDF (default: the template's name with .pdf); - writes standard output
   --asset [NAME=]FILE  a file the template reads by NAME (default: the file's base name); repeatable
+  --typst VERSION    Typst engine: 0.11 or 0.14 (default: the service's)
+  --pdf-standard STD PDF standard (Typst 0.14): ${PDF_STANDARDS.join(', ')}
+  --no-tagged        write an untagged PDF (Typst 0.14; tagged by default)
   --url URL          service URL (default: $TYPST_PDF_URL, else ${DEFAULT_URL})
   --api-key KEY      API key (default: $TYPST_PDF_API_KEY; prefer the variable, flags are visible to other users)
   --retries N        retries of a 429 or 503 answer (default: ${DEFAULT_RETRIES})
@@ -50,6 +64,9 @@ function parse(argv: string[]) {
       data: { type: 'string', short: 'd' },
       out: { type: 'string', short: 'o' },
       asset: { type: 'string', short: 'a', multiple: true },
+      typst: { type: 'string' },
+      'pdf-standard': { type: 'string' },
+      'no-tagged': { type: 'boolean' },
       url: { type: 'string' },
       'api-key': { type: 'string' },
       retries: { type: 'string' },
@@ -86,7 +103,11 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
   let assets: Record<string, Uint8Array> | undefined;
   let retries: number;
   let maxWaitSeconds: number;
+  let typst: TypstEngine | undefined;
+  let pdfOptions: PdfOptions | undefined;
   try {
+    typst = engine(values.typst);
+    pdfOptions = pdfOptionsOf(values['pdf-standard'], values['no-tagged']);
     if (!values.template) throw new UsageError('--template is required');
     template = readText(values.template);
     data = values.data === undefined ? {} : readData(values.data);
@@ -100,7 +121,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
 
   try {
     const { pdf, warnings } = await generatePdf(
-      { data, template, assets },
+      { data, template, assets, typst, pdf: pdfOptions },
       {
         url: values.url ?? (env.TYPST_PDF_URL || DEFAULT_URL),
         apiKey: values['api-key'] ?? env.TYPST_PDF_API_KEY,
@@ -179,6 +200,27 @@ function readData(file: string): Record<string, unknown> {
     throw new UsageError(`${file} must hold a JSON object (the template's data)`);
   }
   return value as Record<string, unknown>;
+}
+
+const ENGINES: readonly TypstEngine[] = ['0.11', '0.14', '0.11.1', '0.14.2'];
+
+function engine(value: string | undefined): TypstEngine | undefined {
+  if (value === undefined) return undefined;
+  if (!ENGINES.includes(value as TypstEngine)) throw new UsageError(`--typst must be 0.11 or 0.14, got "${value}"`);
+  return value as TypstEngine;
+}
+
+function pdfOptionsOf(standard: string | undefined, noTagged: boolean | undefined): PdfOptions | undefined {
+  if (standard === undefined && !noTagged) return undefined;
+  const options: PdfOptions = {};
+  if (standard !== undefined) {
+    if (!PDF_STANDARDS.includes(standard as PdfStandard)) {
+      throw new UsageError(`--pdf-standard must be one of ${PDF_STANDARDS.join(', ')}, got "${standard}"`);
+    }
+    options.standard = standard as PdfStandard;
+  }
+  if (noTagged) options.tagged = false;
+  return options;
 }
 
 function wholeNumber(flag: string, value: string | undefined, fallback: number): number {

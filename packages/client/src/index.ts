@@ -1,7 +1,8 @@
 /**
  * A small client for the Typst PDF service, with no dependencies:
- * `generatePdf({ data, template, assets })` sends one generate request and
- * resolves to the PDF bytes and the service's warnings. Answers 429 (rate
+ * `generatePdf({ data, template, assets, typst, pdf })` sends one generate
+ * request and resolves to the PDF bytes, the Typst version and the service's
+ * warnings. Answers 429 (rate
  * limited) and 503 (busy) are retried after the wait the service asks for,
  * within a bounded number of attempts and a bounded total wait; every other
  * failure rejects with a TypstPdfError carrying the status and the service's
@@ -24,10 +25,48 @@ export interface GenerateRequest {
    * `data:<type>;base64,` URL, sent as it is.
    */
   assets?: Record<string, Uint8Array | string>;
+  /** The Typst engine: `"0.11"` or `"0.14"` (or the exact version); absent: the service's default. */
+  typst?: TypstEngine;
+  /** PDF export options of the Typst 0.14 engine. */
+  pdf?: PdfOptions;
+}
+
+/** The engines the service runs, short or exact. */
+export type TypstEngine = '0.11' | '0.14' | '0.11.1' | '0.14.2';
+
+/** Typst 0.14's PDF standards (`--pdf-standard`). */
+export const PDF_STANDARDS = [
+  '1.4',
+  '1.5',
+  '1.6',
+  '1.7',
+  '2.0',
+  'a-1b',
+  'a-1a',
+  'a-2b',
+  'a-2u',
+  'a-2a',
+  'a-3b',
+  'a-3u',
+  'a-3a',
+  'a-4',
+  'a-4f',
+  'a-4e',
+  'ua-1',
+] as const;
+export type PdfStandard = (typeof PDF_STANDARDS)[number];
+
+export interface PdfOptions {
+  /** A PDF version, PDF/A level or PDF/UA-1, which Typst checks the document against and declares. */
+  standard?: PdfStandard;
+  /** Write a tagged PDF (the service's default: true). */
+  tagged?: boolean;
 }
 
 export interface GeneratedPdf {
   pdf: Uint8Array;
+  /** The exact Typst version that compiled it (`X-Typst-Version`), e.g. "0.14.2". */
+  typstVersion: string | undefined;
   /**
    * The service's warnings (`X-Typst-Warnings`), e.g. "line 2, column 17: unknown font family
    * (not among GET /v1/fonts; Typst uses a fallback font)"; empty when there are none.
@@ -81,7 +120,13 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
   const doFetch = options.fetch ?? fetch;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/pdf' };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-  const body = JSON.stringify({ data: request.data, template: request.template, assets: encodeAssets(request.assets) });
+  const body = JSON.stringify({
+    data: request.data,
+    template: request.template,
+    assets: encodeAssets(request.assets),
+    typst: request.typst,
+    pdf: request.pdf,
+  });
 
   for (let attempt = 1; ; attempt++) {
     const signals = [AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS)];
@@ -96,7 +141,11 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
       });
     }
     if (response.ok)
-      return { pdf: new Uint8Array(await response.arrayBuffer()), warnings: parseWarnings(response.headers.get('x-typst-warnings')) };
+      return {
+        pdf: new Uint8Array(await response.arrayBuffer()),
+        typstVersion: response.headers.get('x-typst-version') ?? undefined,
+        warnings: parseWarnings(response.headers.get('x-typst-warnings')),
+      };
 
     const waitMs = retryWaitMs(response.headers);
     const error = await errorFromResponse(response);

@@ -72,6 +72,12 @@ function readPreparedCatalog(dir = PREPARED_DIR): FontCatalog {
 export function loadFontCatalog(fontPath?: string): FontCatalog {
   const bundled = readPreparedCatalog();
   const operator = fontPath ? readOperatorFonts(fontPath) : { files: [], families: [] };
-  const builtin = TYPST_EMBEDDED_FAMILIES.map(({ family, styles }) => ({ family, aliasOf: null, styles, source: 'typst' }));
+  const builtin = TYPST_EMBEDDED_FAMILIES.map(({ family, styles, typst }) => ({
+    family,
+    aliasOf: null,
+    styles,
+    source: 'typst',
+    ...(typst ? { typst } : {}),
+  }));
   return { files: [...operator.files, ...bundled.files], families: [...operator.families, ...bundled.families, ...builtin] };
 }

@@ -2,6 +2,8 @@
 // family names they answer to. Pure data: prepare.ts writes the files at
 // build time, catalog.ts lists them for the workers and GET /v1/fonts.
 
+import type { EngineId } from '../typst-version.js';
+
 export type FontStyle = 'normal' | 'italic' | 'oblique';
 
 export interface BundledFamily {
@@ -52,6 +54,9 @@ export const BUNDLED_FAMILIES: BundledFamily[] = [
   script('Noto Sans Hebrew', 'noto-sans-hebrew', 'NotoSansHebrew'),
   script('Noto Sans Devanagari', 'noto-sans-devanagari', 'NotoSansDevanagari'),
   script('Noto Sans Thai', 'noto-sans-thai', 'NotoSansThai'),
+  // Emoji, last: monochrome outlines, which both engines' PDF export embeds like any font
+  // (Typst 0.11 cannot put a colour emoji font into a PDF).
+  script('Noto Emoji', 'noto-emoji', 'NotoEmoji'),
 ];
 
 const RIBBI = [
@@ -62,13 +67,16 @@ const RIBBI = [
 ] as const;
 
 /**
- * Fonts compiled into the typst-ts binding itself (typst-assets for Typst
- * 0.11). Verified by compiling with `fallback: false` while system font
+ * Fonts compiled into the typst-ts bindings themselves (typst-assets).
+ * Verified by compiling with `fallback: false` while system font
  * directories were hidden: each family/style embedded its own font file.
  * New Computer Modern Math has Regular (400) and Book (450) cuts only.
+ * Typst 0.14 replaced Linux Libertine with Libertinus Serif: `typst` names
+ * the engines a family is in, when not both.
  */
-export const TYPST_EMBEDDED_FAMILIES: { family: string; styles: { style: FontStyle; weight: number }[] }[] = [
-  { family: 'Linux Libertine', styles: [...RIBBI] },
+export const TYPST_EMBEDDED_FAMILIES: { family: string; styles: { style: FontStyle; weight: number }[]; typst?: EngineId[] }[] = [
+  { family: 'Linux Libertine', styles: [...RIBBI], typst: ['0.11'] },
+  { family: 'Libertinus Serif', styles: [...RIBBI], typst: ['0.14'] },
   { family: 'New Computer Modern', styles: [...RIBBI] },
   {
     family: 'New Computer Modern Math',

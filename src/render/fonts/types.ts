@@ -14,6 +14,8 @@ export interface FontFamilyInfo {
   styles: FontStyleInfo[];
   /** npm package that ships the files, 'FONT_PATH' for the operator's, 'typst' for fonts built into the binding. */
   source: string;
+  /** The Typst engines that have this family, when not all (a font built into one binding only). */
+  typst?: string[];
 }
 
 /** dist/fonts/catalog.json, written by prepare.ts. */

@@ -1,0 +1,70 @@
+/**
+ * Reads PDFs with the command-line tools a user would reach for
+ * (poppler-utils and qpdf): text as copied out, XMP metadata, attached files,
+ * fonts, and the uncompressed object text.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+function withFile<T>(bytes: Uint8Array, use: (path: string) => T): T {
+  const dir = mkdtempSync(join(tmpdir(), 'pdf-tools-'));
+  const path = join(dir, 'document.pdf');
+  try {
+    writeFileSync(path, bytes);
+    return use(path);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const run = (command: string, args: string[]) => execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+
+/** The text as `pdftotext` copies it out (UTF-8, pages separated by form feeds). */
+export function pdfText(bytes: Uint8Array): string {
+  return withFile(bytes, (path) => run('pdftotext', ['-enc', 'UTF-8', path, '-']));
+}
+
+/** The document's XMP metadata packet (`pdfinfo -meta`). */
+export function pdfXmp(bytes: Uint8Array): string {
+  return withFile(bytes, (path) => run('pdfinfo', ['-meta', path]));
+}
+
+/** `pdfdetach -list`: the names of the embedded files. */
+export function pdfAttachments(bytes: Uint8Array): string[] {
+  return withFile(bytes, (path) =>
+    run('pdfdetach', ['-list', path])
+      .split('\n')
+      .slice(1)
+      .map((line) => line.replace(/^\s*\d+:\s*/, '').trim())
+      .filter(Boolean),
+  );
+}
+
+/** The embedded file `name`'s bytes (`pdfdetach -savefile`). */
+export function pdfAttachment(bytes: Uint8Array, name: string): Buffer {
+  return withFile(bytes, (path) => {
+    const out = `${path}.attachment`;
+    run('pdfdetach', ['-savefile', name, '-o', out, path]);
+    return execFileSync('cat', [out]);
+  });
+}
+
+/** `pdffonts`: the base names of the fonts, subset prefix removed. */
+export function pdfFontNames(bytes: Uint8Array): string[] {
+  return withFile(bytes, (path) =>
+    run('pdffonts', [path])
+      .split('\n')
+      .slice(2)
+      .map((line) => line.split(/\s+/)[0]!.replace(/^[A-Z]{6}\+/, ''))
+      .filter(Boolean),
+  );
+}
+
+/** The PDF with its streams uncompressed and no object streams (`qpdf --qdf`), as Latin-1 text. */
+export function pdfObjects(bytes: Uint8Array): string {
+  return withFile(bytes, (path) =>
+    execFileSync('qpdf', ['--qdf', '--object-streams=disable', path, '-'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString('latin1'),
+  );
+}
