@@ -15,7 +15,7 @@
  *
  * Pure data and functions, so both the server and the workers use it.
  */
-import type { TemplateFailure, Warning } from './render/protocol.js';
+import type { TemplateFailure, Warning } from './render/job.js';
 import { ENGINE_IDS, PDF_STANDARDS } from './render/typst-version.js';
 
 const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');

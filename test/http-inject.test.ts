@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../src/app.js';
-import type { RenderInput, RenderResult } from '../src/render/pool.js';
+import type { Job, Outcome } from '../src/render/job.js';
 import { PoolUnavailableError } from '../src/render/errors.js';
 import { KeyStore } from '../src/http/keys.js';
 
@@ -22,8 +22,8 @@ const PDF = Buffer.from('%PDF-1.7\n% stand-in\n%%EOF\n');
 /** Answers every job with PDF, or with what `next` says; records what it was handed. */
 class StandInRenderer {
   readonly seen: { template: string; data: string; assets: string[] }[] = [];
-  next: (() => Promise<RenderResult>) | undefined;
-  async render({ body, layout }: RenderInput): Promise<RenderResult> {
+  next: (() => Promise<Outcome>) | undefined;
+  async render({ body, layout }: Job): Promise<Outcome> {
     this.seen.push({
       template: body.toString('utf8', layout.template.start, layout.template.end),
       data: body.toString('utf8', layout.data.start, layout.data.end),

@@ -17,20 +17,20 @@ import { jsonErrorBody } from '../src/body/error-body.js';
 import { KeyStore } from '../src/http/keys.js';
 import { MESSAGES, pdfTooLargeMessage, templateMessage, timeoutMessage, unsupportedEncoding } from '../src/messages.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../src/render/errors.js';
-import type { RenderResult } from '../src/render/pool.js';
-import { PDF_TOO_LARGE_STATUS } from '../src/render/protocol.js';
+import type { Outcome } from '../src/render/job.js';
+import { PDF_TOO_LARGE_STATUS } from '../src/render/job.js';
 
 const KEY = 'statuses-key-0123456789';
 const ONE_A_MINUTE = 'statuses-one-key-0123456789';
 const COMPILE_TIMEOUT_MS = 10_000;
 
 /** What the stand-in renderer does for the next job. */
-let next: () => Promise<RenderResult>;
-const failed = (status: number, message: string) => async (): Promise<RenderResult> => {
+let next: () => Promise<Outcome>;
+const failed = (status: number, message: string) => async (): Promise<Outcome> => {
   const frame = jsonErrorBody(message);
   return { kind: 'failed', status, errorBody: frame, compileMs: 1, frame, typstVersion: '0.11.1' };
 };
-const throws = (error: Error) => async (): Promise<RenderResult> => {
+const throws = (error: Error) => async (): Promise<Outcome> => {
   throw error;
 };
 
@@ -60,7 +60,7 @@ const generate = (payload: string, headers: Record<string, string> = {}) =>
   });
 
 /** Answers a generate request after telling the stand-in renderer what to do. */
-const via = (behaviour: () => Promise<RenderResult>) => () => {
+const via = (behaviour: () => Promise<Outcome>) => () => {
   next = behaviour;
   return generate(BODY);
 };

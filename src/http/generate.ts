@@ -8,14 +8,14 @@
 import type { FastifyInstance } from 'fastify';
 import { releaseBody } from '../body/body-pool.js';
 import { PoolUnavailableError } from '../render/errors.js';
-import type { RenderInput, RenderResult } from '../render/pool.js';
-import { PDF_TOO_LARGE_STATUS } from '../render/protocol.js';
+import type { Job, Outcome } from '../render/job.js';
+import { PDF_TOO_LARGE_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
-import { requireJsonWithinLimit, type CheckedBody } from './json-body.js';
+import { requireJsonWithinLimit } from './json-body.js';
 import { ENGINE_IDS, ENGINE_VERSIONS, PDF_STANDARDS } from '../render/typst-version.js';
 
 export interface Renderer {
-  render(input: RenderInput, signal?: AbortSignal): Promise<RenderResult>;
+  render(job: Job, signal?: AbortSignal): Promise<Outcome>;
 }
 
 /** The request body's schema, for the OpenAPI document (the body is checked byte by byte in src/body/). */
@@ -75,22 +75,23 @@ declare module 'fastify' {
 export function generateRoute(app: FastifyInstance, renderer: Renderer, answers: AnswerLimits): void {
   app.decorateRequest('compileMs', undefined);
   app.decorateRequest('outputRefused', undefined);
-  app.post<{ Body: CheckedBody }>('/v1/pdf/generate', { onRequest: requireJsonWithinLimit }, async (request, reply) => {
-    const { bytes, layout } = request.body;
+  app.post<{ Body: Job }>('/v1/pdf/generate', { onRequest: requireJsonWithinLimit }, async (request, reply) => {
+    const job = request.body;
+    const { body: bytes } = job;
     reply.wipeAfterResponse(bytes);
     // A body in a reused buffer (body-pool.ts) goes back once the response is done and its job has
     // settled: only then has the pipe to the worker stopped reading from it.
-    let job: Promise<unknown> = Promise.resolve();
+    let settled: Promise<unknown> = Promise.resolve();
     reply.raw.once('close', () => {
       const release = () => releaseBody(bytes);
-      job.then(release, release);
+      settled.then(release, release);
     });
     if (answers.full()) throw new PoolUnavailableError('answers_pending');
     const abort = new AbortController();
     // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
     reply.raw.once('close', () => reply.raw.writableFinished || abort.abort());
-    const rendering = renderer.render({ body: bytes, layout }, abort.signal);
-    job = rendering;
+    const rendering = renderer.render(job, abort.signal);
+    settled = rendering;
     const result = await rendering;
     reply.wipeAfterResponse(result.frame);
     request.compileMs = result.compileMs;

@@ -12,17 +12,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BodyChecker } from '../body/check-thread.js';
 import { releaseBody } from '../body/body-pool.js';
 import { errorBody } from '../body/error-body.js';
-import type { BodyLayout, CheckOptions } from '../body/json-check.js';
+import type { CheckOptions } from '../body/json-check.js';
+import type { Job } from '../render/job.js';
 import { BodyIncompleteError, BodyTooLargeError, receiveBody } from '../body/receive.js';
 import { MAX_BODY_BYTES } from '../config.js';
 import { MESSAGES, unsupportedEncoding } from '../messages.js';
 import { HttpError } from './errors.js';
-
-/** A generate request's body: its bytes as received and where its fields are. */
-export interface CheckedBody {
-  bytes: Buffer;
-  layout: BodyLayout;
-}
 
 export function registerJsonBody(app: FastifyInstance, options: CheckOptions): void {
   // Large bodies are checked on a thread of their own, so the event loop is never held for long.
@@ -36,7 +31,7 @@ export function registerJsonBody(app: FastifyInstance, options: CheckOptions): v
       .then((received) => checker.check(received))
       .then(
         ({ bytes, check }) => {
-          if (check.ok) return done(null, { bytes, layout: check.layout } satisfies CheckedBody);
+          if (check.ok) return done(null, { body: bytes, layout: check.layout } satisfies Job);
           // The answer may name an asset: it is made as bytes from the body, and wiped once sent.
           const answer = errorBody(bytes, check.error);
           releaseBody(bytes);

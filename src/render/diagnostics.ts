@@ -3,7 +3,7 @@
  * in the template as sent, and messages that never show a server path.
  */
 import { packageUnavailable } from '../messages.js';
-import type { TemplateFailure } from './protocol.js';
+import type { TemplateFailure } from './job.js';
 
 /** A diagnostic as `NodeCompiler.fetchDiagnostics` returns it (0-based positions). */
 export interface RawDiagnostic {

@@ -22,7 +22,7 @@ import { FamilyNames, unknownFontWarnings } from './fonts/warnings.js';
 import { placeOf } from '../text-position.js';
 import { INLINE_BUDGET_BYTES, inlineLinkedAssets, isSvg } from './svg-links.js';
 import type { FontCatalog } from './fonts/types.js';
-import type { TemplateFailure, Warning } from './protocol.js';
+import type { TemplateFailure, Warning, Job } from './job.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
 import { type Binding, bindingOf, type Compiler, type CompilerArgs, exportRefusal } from './bindings.js';
@@ -74,13 +74,8 @@ export interface EngineOptions {
   defaultEngine?: EngineId;
 }
 
-/** One compile: the request body and where its fields are. */
-export interface Job {
-  body: Buffer;
-  layout: BodyLayout;
-}
-
-export type RenderOutcome = { ok: true; pdf: Buffer; warnings: Warning[] } | { ok: false; failure: TemplateFailure };
+/** What the engine made of a job: the PDF and its warnings, or why the template failed (the worker words it). */
+export type Compiled = { ok: true; pdf: Buffer; warnings: Warning[] } | { ok: false; failure: TemplateFailure };
 
 export class TypstEngine {
   private compiler: Compiler;
@@ -123,7 +118,7 @@ export class TypstEngine {
    * outcome first, since evicting the cache takes about 15% of a compile
    * and the client need not wait for it.
    */
-  render(job: Job): RenderOutcome {
+  render(job: Job): Compiled {
     if (this.dirty) this.clean();
     this.dirty = true;
     this.mainFile = VIRTUAL_ROOT + MAIN_FILES[this.jobs++ % MAIN_FILES.length];

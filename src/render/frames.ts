@@ -19,6 +19,7 @@ import type { Socket } from 'node:net';
 import type { BodyLayout } from '../body/json-check.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
 import { ENGINE_IDS, PDF_STANDARDS } from './typst-version.js';
+import type { Job } from './job.js';
 
 export const FrameType = { Job: 1, Started: 2, Done: 3, Failed: 4 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
@@ -153,7 +154,7 @@ function frameOf(bytes: Buffer): Frame {
 }
 
 /** Reads a Job frame's layout and body (views into the frame's bytes). */
-export function readJob(frame: Frame): { body: Buffer; layout: BodyLayout } {
+export function readJob(frame: Frame): Job {
   const { bytes } = frame;
   let at = TAG_BYTES;
   const assetCount = bytes.readUInt32LE(at);
@@ -172,10 +173,11 @@ export function readJob(frame: Frame): { body: Buffer; layout: BodyLayout } {
   return { body: bytes.subarray(at), layout: { data, template, assets, ...options } };
 }
 
-export type Outcome = JobReport & ({ kind: 'done'; warnings: Buffer; pdf: Buffer } | { kind: 'failed'; status: number; errorBody: Buffer });
+export type OutcomeFrame = JobReport &
+  ({ kind: 'done'; warnings: Buffer; pdf: Buffer } | { kind: 'failed'; status: number; errorBody: Buffer });
 
 /** Reads a Done or Failed frame (views into the frame's bytes). */
-export function readOutcome(frame: Frame): Outcome {
+export function readOutcome(frame: Frame): OutcomeFrame {
   const { bytes } = frame;
   const report = { compileMs: bytes.readDoubleLE(TAG_BYTES), residentBytes: bytes.readDoubleLE(TAG_BYTES + 8) };
   if (frame.type === FrameType.Done) {

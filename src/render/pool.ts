@@ -14,7 +14,6 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { BodyLayout } from '../body/json-check.js';
 import type { Config } from '../config.js';
 import type { EngineOptions } from './engine.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from './errors.js';
@@ -22,7 +21,7 @@ import type { FontFamilyInfo } from './fonts/types.js';
 import { FrameReader, FrameType, readOutcome, writeJob, type Frame } from './frames.js';
 import { JobQueue, release, type Waiting } from './job-queue.js';
 import { residentBytes, watchAllocationFailure } from './memory-watch.js';
-import type { ControlMessage } from './protocol.js';
+import type { ControlMessage, Job, Outcome } from './job.js';
 import { scrubReadBuffer } from '../read-buffer-scrub.js';
 import { DEFAULT_ENGINE, ENGINE_VERSIONS } from './typst-version.js';
 
@@ -43,24 +42,6 @@ export interface PoolOptions
   workerScript?: string;
 }
 
-/** A checked request body and where its fields are; the caller owns and wipes the body. */
-export interface RenderInput {
-  body: Buffer;
-  layout: BodyLayout;
-}
-
-/**
- * What the worker answered. `frame` holds the answer's bytes (`pdf` or
- * `errorBody` are views into it); the caller zero-fills it once sent.
- */
-export type RenderResult = (
-  | { kind: 'pdf'; pdf: Buffer; warnings: string | undefined; compileMs: number; frame: Buffer }
-  | { kind: 'failed'; status: number; errorBody: Buffer; compileMs: number; frame: Buffer }
-) & {
-  /** The exact Typst version of the engine the job ran on (`X-Typst-Version`). */
-  typstVersion: string;
-};
-
 /** Why a worker was replaced: `unresponsive` is a worker that did not take a job it was given. */
 export type RestartReason = 'timeout' | 'memory' | 'crash' | 'recycle' | 'unresponsive';
 
@@ -74,9 +55,10 @@ export interface PoolStats {
   spare: number;
 }
 
-type Job = Waiting<RenderInput, RenderResult>;
+/** A job waiting for a worker, or running on one. */
+type Queued = Waiting<Job, Outcome>;
 
-interface Running extends Job {
+interface Running extends Queued {
   id: number;
   /** When the job was handed to the worker (performance.now()). */
   since: number;
@@ -125,7 +107,7 @@ const SUPERVISE_MS = 50;
 
 export class RenderPool extends EventEmitter {
   private readonly slots = new Set<Slot>();
-  private readonly queue: JobQueue<RenderInput, RenderResult>;
+  private readonly queue: JobQueue<Job, Outcome>;
   private nextJobId = 1;
   private closing = false;
   private consecutiveStartFailures = 0;
@@ -148,14 +130,14 @@ export class RenderPool extends EventEmitter {
   }
 
   /** Queues one compile. Rejects with one of the errors of ./errors.ts. */
-  render(input: RenderInput, signal?: AbortSignal): Promise<RenderResult> {
+  render(input: Job, signal?: AbortSignal): Promise<Outcome> {
     if (this.closing) return Promise.reject(new PoolUnavailableError('shutting_down'));
     const idle = this.idleSlot();
     if (!idle && this.queue.length >= this.options.queueLimit) {
       return Promise.reject(new PoolUnavailableError('queue_full'));
     }
-    return new Promise<RenderResult>((resolve, reject) => {
-      const job: Job = { input, resolve, reject, signal };
+    return new Promise<Outcome>((resolve, reject) => {
+      const job: Queued = { input, resolve, reject, signal };
       if (idle) this.run(idle, job);
       else this.queue.add(job, 'back');
     });
@@ -339,7 +321,7 @@ export class RenderPool extends EventEmitter {
     }
   }
 
-  private run(slot: Slot, job: Job): void {
+  private run(slot: Slot, job: Queued): void {
     const id = this.nextJobId++;
     slot.running = { ...job, id, since: performance.now() };
     slot.state = 'busy';

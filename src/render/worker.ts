@@ -11,10 +11,10 @@ import { Socket, type SocketConstructorOpts } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { jsonErrorBody } from '../body/error-body.js';
 import { MESSAGES, pdfTooLargeMessage, templateMessage, warningsHeader } from '../messages.js';
-import type { EngineOptions, Job, RenderOutcome, TypstEngine } from './engine.js';
+import type { Compiled, EngineOptions, TypstEngine } from './engine.js';
 import { frameOnRead, FrameType, readJob, writeDone, writeFailed, writeStarted, type Frame } from './frames.js';
 import { PAGE_BYTES } from './memory-watch.js';
-import { type ControlMessage, PDF_TOO_LARGE_STATUS } from './protocol.js';
+import { type ControlMessage, PDF_TOO_LARGE_STATUS, type Job } from './job.js';
 import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId } from './typst-version.js';
 
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   /** The engine of the last job: the one that still holds its files until its clean(). */
   let last: TypstEngine | undefined;
 
-  function render(job: Job): RenderOutcome | 'pdf options need 0.14' {
+  function render(job: Job): Compiled | 'pdf options need 0.14' {
     const id = job.layout.typst ?? defaultEngine;
     if (job.layout.pdf && id !== '0.14') return 'pdf options need 0.14';
     last = engines.get(id)!;

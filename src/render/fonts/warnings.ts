@@ -14,7 +14,7 @@
 
 import { UNKNOWN_FONT } from '../../messages.js';
 import { placeOf } from '../../text-position.js';
-import type { Warning } from '../protocol.js';
+import type { Warning } from '../job.js';
 import { ownedBuffer } from '../../body/owned-buffer.js';
 
 const FONT = Buffer.from('font');

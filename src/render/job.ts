@@ -1,0 +1,53 @@
+/**
+ * A job and what it comes to: the one `Job` (a checked request body and
+ * where its fields are) that the route hands the pool, the pool the worker
+ * and the worker its engine; the one `Outcome` the pool hands back; and the
+ * parts of an outcome a worker words (warnings, a template's failure).
+ * Jobs and outcomes travel as frames of raw bytes on the worker's own pipe
+ * (frames.ts); control messages of a worker's start go over Node's IPC
+ * channel (they carry no request content).
+ */
+import type { BodyLayout } from '../body/json-check.js';
+
+/** One compile: the request body as received and where its fields are. Whoever holds its bytes wipes them. */
+export interface Job {
+  body: Buffer;
+  layout: BodyLayout;
+}
+
+/**
+ * What a job came to. `frame` holds the answer's bytes (`pdf` or
+ * `errorBody` are views into it); the caller zero-fills it once sent.
+ */
+export type Outcome = (
+  | { kind: 'pdf'; pdf: Buffer; warnings: string | undefined; compileMs: number; frame: Buffer }
+  | { kind: 'failed'; status: number; errorBody: Buffer; compileMs: number; frame: Buffer }
+) & {
+  /** The exact Typst version of the engine the job ran on (`X-Typst-Version`). */
+  typstVersion: string;
+};
+
+export interface Warning {
+  message: string;
+  /** 1-based line in the template as sent, when known. */
+  line: number | null;
+  /** 1-based column (in characters) in the template as sent, when known. */
+  column?: number | null;
+}
+
+/** Why a template failed, as the HTTP layer words it (src/messages.ts). */
+export type TemplateFailure =
+  | {
+      kind: 'syntax' | 'evaluation';
+      message: string;
+      line: number | null;
+      column: number | null;
+      /** The asset the error is in, when it is not the template itself (an included `.typ`). */
+      file?: string;
+    }
+  | { kind: 'data'; message: string };
+
+/** The status a worker answers for a PDF over MAX_PDF_BYTES: the only 422 a worker answers itself (its others are 400). */
+export const PDF_TOO_LARGE_STATUS = 422;
+
+export type ControlMessage = { type: 'ready' } | { type: 'fatal'; message: string };
