@@ -18,6 +18,7 @@ import { DEFAULT_MAX_IMAGE_PIXELS } from '../config.js';
 import { AssetTable } from './asset-table.js';
 import { firstEscape, hex4, unescapeJsonString } from './json-string.js';
 import { MESSAGES } from '../messages.js';
+import { bomLength, placeOf } from '../text-position.js';
 import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, PDF_STANDARDS, type PdfOptions, type PdfStandard } from '../render/typst-version.js';
 
 /** Byte offsets into the body, end exclusive. */
@@ -593,21 +594,6 @@ function parse(body: Uint8Array, start: number, tables: AssetTable[]): { topIsOb
   return { topIsObject: true, fields };
 }
 
-/** 1-based line and column (in characters) of byte `at` of a UTF-8 text. */
-function lineAndColumn(body: Uint8Array, from: number, at: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = from;
-  for (let i = from; i < at; i++) {
-    if (body[i] === 0x0a) {
-      line++;
-      lineStart = i + 1;
-    }
-  }
-  let column = 1;
-  for (let i = lineStart; i < at; i++) if ((body[i]! & 0xc0) !== 0x80) column++;
-  return { line, column };
-}
-
 /**
  * Line and column, in the template text as JSON.parse gives it, of the
  * escape at `at` inside the template string `range`: escapes count as the
@@ -688,7 +674,7 @@ function checkPdf(body: Uint8Array, field: Field): PdfOptions | BodyCheck {
 }
 
 export function checkBody(body: Uint8Array, options: CheckOptions = { maxImagePixels: DEFAULT_MAX_IMAGE_PIXELS }): BodyCheck {
-  const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+  const start = bomLength(body);
   if (body.length === start) return message('Request body is empty: expected a JSON object with fields "data" and "template"');
   if (!isUtf8(body.subarray(start))) return message(`Request body is not valid UTF-8 (byte ${firstInvalidUtf8(body, start)})`);
   const tables: AssetTable[] = [];
@@ -707,7 +693,7 @@ function checkFields(body: Uint8Array, start: number, tables: AssetTable[], opti
   } catch (error) {
     if (!(error instanceof JsonError)) throw error;
     const at = Math.min(error.at, body.length);
-    const { line, column } = lineAndColumn(body, start, at);
+    const { line, column } = placeOf(body, at, start);
     return message(`Request body is not valid JSON: ${error.what} at line ${line}, column ${column} (byte ${at})`);
   } finally {
     words = new Int32Array(0); // not kept: it is a view of the body

@@ -19,7 +19,7 @@ import type { BodyLayout } from '../body/json-check.js';
 import { unescapeJsonString } from '../body/json-string.js';
 import { toFailure, type Positioning, type RawDiagnostic } from './diagnostics.js';
 import { FamilyNames, unknownFontWarnings } from './fonts/warnings.js';
-import { placeOf } from '../text-position.js';
+import { bomLength, placeOf } from '../text-position.js';
 import { INLINE_BUDGET_BYTES, inlineLinkedAssets, isSvg } from './svg-links.js';
 import type { FontCatalog } from './fonts/types.js';
 import type { TemplateFailure, Warning, Job } from './job.js';
@@ -59,8 +59,6 @@ const PREFIX_LINES = 1;
 /** Same line count as PREFIX; stops evaluation at once if the template parses. */
 const PROBE_MARK = 'typst-pdf-service syntax probe';
 const SYNTAX_PROBE = Buffer.from(`#panic("${PROBE_MARK}")\n`);
-
-const BOM = [0xef, 0xbb, 0xbf];
 
 /** Settings the server passes to each worker. */
 export interface EngineOptions {
@@ -125,7 +123,7 @@ export class TypstEngine {
     const { body, layout } = job;
     const template = unescapeJsonString(body, layout.template);
     // A leading byte order mark is dropped, as the Typst CLI does, so line 1 keeps its meaning.
-    const bom = template[0] === BOM[0] && template[1] === BOM[1] && template[2] === BOM[2] ? 3 : 0;
+    const bom = bomLength(template);
     const source = template.subarray(bom);
     try {
       this.compiler.mapShadow(VIRTUAL_ROOT + DATA_FILE, body.subarray(layout.data.start, layout.data.end));
