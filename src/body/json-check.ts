@@ -500,8 +500,12 @@ const kindAt = (body: Uint8Array, at: number): Kind => {
           : 'literal';
 };
 
-/** The entries of the object at `at` (the `assets` value), each handed to `table` as it is scanned. */
-function scanEntries(body: Uint8Array, at: number, table: AssetTable): number {
+/**
+ * The members of the object at `at` (the `assets` or `pdf` value), each
+ * handed to `take` as it is scanned: its name, its value (a string's
+ * content, between its quotes) and the value's kind.
+ */
+function scanMembers(body: Uint8Array, at: number, take: (name: Range, value: Range, kind: Kind) => void): number {
   let i = skipWhitespace(body, at + 1);
   if (body[i] === CLOSE_OBJECT) return i + 1;
   for (;;) {
@@ -513,28 +517,7 @@ function scanEntries(body: Uint8Array, at: number, table: AssetTable): number {
     i = skipWhitespace(body, i + 1);
     const kind = kindAt(body, i);
     const end = skipValue(body, i);
-    table.add(name, kind === 'string' ? { start: i + 1, end: end - 1 } : { start: i, end }, kind);
-    i = skipWhitespace(body, end);
-    if (body[i] === CLOSE_OBJECT) return i + 1;
-    if (body[i] !== COMMA) throw fault(body, i);
-    i = skipWhitespace(body, i + 1);
-  }
-}
-
-/** The members of the object at `at` (the `pdf` value), as written. */
-function scanMembers(body: Uint8Array, at: number, entries: NonNullable<Field['entries']>): number {
-  let i = skipWhitespace(body, at + 1);
-  if (body[i] === CLOSE_OBJECT) return i + 1;
-  for (;;) {
-    if (body[i] !== QUOTE) throw fault(body, i);
-    const nameEnd = scanString(body, i + 1);
-    const name = { start: i + 1, end: nameEnd - 1 };
-    i = skipWhitespace(body, nameEnd);
-    if (body[i] !== COLON) throw fault(body, i);
-    i = skipWhitespace(body, i + 1);
-    const kind = kindAt(body, i);
-    const end = skipValue(body, i);
-    entries.push({ name, value: kind === 'string' ? { start: i + 1, end: end - 1 } : { start: i, end }, kind });
+    take(name, kind === 'string' ? { start: i + 1, end: end - 1 } : { start: i, end }, kind);
     i = skipWhitespace(body, end);
     if (body[i] === CLOSE_OBJECT) return i + 1;
     if (body[i] !== COMMA) throw fault(body, i);
@@ -569,11 +552,11 @@ function parse(body: Uint8Array, start: number, tables: AssetTable[]): { topIsOb
       if (name === 'assets' && kind === 'object') {
         const table = new AssetTable(body);
         tables.push(table);
-        end = scanEntries(body, i, table);
+        end = scanMembers(body, i, (member, value, valueKind) => table.add(member, value, valueKind));
         fields.assets = { value: { start: i, end }, kind, table };
       } else if (name === 'pdf' && kind === 'object') {
         const entries: NonNullable<Field['entries']> = [];
-        end = scanMembers(body, i, entries);
+        end = scanMembers(body, i, (member, value, valueKind) => entries.push({ name: member, value, kind: valueKind }));
         fields.pdf = { value: { start: i, end }, kind, entries };
       } else {
         end = skipValue(body, i);
