@@ -132,6 +132,22 @@ const stops = (x: number) => {
 };
 
 /**
+ * Bytes taken by the `\uXXXX` escape at `i`: 12 for a surrogate pair, 6
+ * otherwise, -1 if its digits are not hex. Notes the first unpaired
+ * surrogate in `loneSurrogate`.
+ */
+function unicodeEscape(body: Uint8Array, i: number): number {
+  const unit = hex4(body, i + 2);
+  if (unit < 0) return -1;
+  if (unit >= 0xd800 && unit <= 0xdbff) {
+    const next = body[i + 6] === BACKSLASH && body[i + 7] === 0x75 ? hex4(body, i + 8) : -1;
+    if (next >= 0xdc00 && next <= 0xdfff) return 12;
+    if (loneSurrogate < 0) loneSurrogate = i;
+  } else if (unit >= 0xdc00 && unit <= 0xdfff && loneSurrogate < 0) loneSurrogate = i;
+  return 6;
+}
+
+/**
  * A JSON string whose content starts at `at` (after the opening quote):
  * checks it and returns the index after its closing quote. Unpaired
  * surrogate escapes are noted in `loneSurrogate` (the first one).
@@ -165,17 +181,9 @@ function scanString(body: Uint8Array, at: number): number {
         i += 2;
         continue;
       case 0x75: {
-        const unit = hex4(body, i + 2);
-        if (unit < 0) throw new JsonError('invalid escape', i);
-        if (unit >= 0xd800 && unit <= 0xdbff) {
-          const next = body[i + 6] === BACKSLASH && body[i + 7] === 0x75 ? hex4(body, i + 8) : -1;
-          if (next >= 0xdc00 && next <= 0xdfff) {
-            i += 12;
-            continue;
-          }
-          if (loneSurrogate < 0) loneSurrogate = i;
-        } else if (unit >= 0xdc00 && unit <= 0xdfff && loneSurrogate < 0) loneSurrogate = i;
-        i += 6;
+        const taken = unicodeEscape(body, i);
+        if (taken < 0) throw new JsonError('invalid escape', i);
+        i += taken;
         continue;
       }
       default:
@@ -298,17 +306,9 @@ function stringRest(body: Uint8Array, at: number, length: number): number {
       continue;
     }
     if (e !== 0x75) return -1;
-    const unit = hex4(body, i + 2);
-    if (unit < 0) return -1;
-    if (unit >= 0xd800 && unit <= 0xdbff) {
-      const next = body[i + 6] === BACKSLASH && body[i + 7] === 0x75 ? hex4(body, i + 8) : -1;
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        i += 12;
-        continue;
-      }
-      if (loneSurrogate < 0) loneSurrogate = i;
-    } else if (unit >= 0xdc00 && unit <= 0xdfff && loneSurrogate < 0) loneSurrogate = i;
-    i += 6;
+    const taken = unicodeEscape(body, i);
+    if (taken < 0) return -1;
+    i += taken;
   }
 }
 
