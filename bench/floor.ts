@@ -11,7 +11,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { checkBody, type BodyLayout } from '../src/body/json-check.js';
+import { checkBody } from '../src/body/json-check.js';
+import type { BodyLayout } from '../src/body/layout.js';
 import { TypstEngine } from '../src/render/engine.js';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { createSandbox, type Sandbox } from '../src/render/sandbox.js';

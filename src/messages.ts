@@ -15,7 +15,9 @@
  *
  * Pure data and functions, so both the server and the workers use it.
  */
+import type { JsonFault } from './body/json-scanner.js';
 import type { TemplateFailure, Warning } from './render/job.js';
+import type { Place } from './text-position.js';
 import { ENGINE_IDS, PDF_STANDARDS } from './render/typst-version.js';
 
 const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
@@ -49,14 +51,47 @@ export const MESSAGES = {
   exportFailed: 'the PDF export failed',
 } as const;
 
+/** The body checker's refusals of the request's shape (body/json-check.ts), all 400. */
+export const BODY_MESSAGES = {
+  empty: 'Request body is empty: expected a JSON object with fields "data" and "template"',
+  notAnObject: 'Request body must be a JSON object with fields "data" and "template"',
+  missingData: 'Missing required field "data": expected a JSON object',
+  missingTemplate: 'Missing required field "template": expected a string of Typst markup',
+  dataNotObject: 'Field "data" must be a JSON object',
+  templateNotString: 'Field "template" must be a string of Typst markup',
+  dataLoneSurrogate: 'Field "data" contains an unpaired surrogate escape (\\uD800 to \\uDFFF alone): Typst cannot read it',
+  assetsNotObject: 'Field "assets" must be a JSON object mapping file names to base64 contents',
+} as const;
+
+export function notUtf8(byte: number): string {
+  return `Request body is not valid UTF-8 (byte ${byte})`;
+}
+
+/** Where the JSON breaks: line and column from the body's first byte after any byte order mark, and the byte offset. */
+export function invalidJson(fault: JsonFault, place: Place, byte: number): string {
+  return `Request body is not valid JSON: ${fault} at line ${place.line}, column ${place.column} (byte ${byte})`;
+}
+
+/** `unit`: the escape's code unit; `place`: in the template as JSON.parse gives it. */
+export function templateLoneSurrogate(unit: number, place: Place): string {
+  const hex = unit.toString(16).toUpperCase();
+  return `Field "template" contains an unpaired surrogate escape (\\u${hex}) on line ${place.line}, column ${place.column} of the template: Typst text must be valid Unicode`;
+}
+
+export function tooManyAssets(maxAssets: number): string {
+  return `Field "assets" has more than ${maxAssets} entries`;
+}
+
 /**
- * The 400 for an image asset whose header declares more than MAX_IMAGE_PIXELS,
- * in two parts: the asset's name goes between them, as the client sent it
- * (it is request content, so it stays bytes: see body/error-body.ts).
+ * A 400 about one asset, in two parts: the asset's name goes between them,
+ * as the client sent it (it is request content, so it stays bytes: see
+ * body/error-body.ts). `Asset "<name>": <problem>`, or for an image whose
+ * header declares more than MAX_IMAGE_PIXELS, `Asset "<name>" is an image of ...`.
  */
-export const imageTooLarge = {
+export const ASSET_REFUSAL = {
   beforeName: 'Asset "',
-  afterName: (width: number, height: number, maxPixels: number) =>
+  problem: (problem: string) => `": ${problem}`,
+  imageTooLarge: (width: number, height: number, maxPixels: number) =>
     `" is an image of ${width} × ${height} pixels, over the ${maxPixels / 1e6} megapixel limit`,
 };
 
@@ -67,6 +102,8 @@ export const ASSET_NAME_PROBLEMS = {
   emptySegment: 'name has an empty path segment',
   dotSegment: 'name must not have a "." or ".." path segment',
   character: 'name may only hold the characters A-Z a-z 0-9 . _ - and "/" between path segments',
+  /** A name too long to unescape for a closer look, with an escape in it. */
+  invalid: 'name is not valid',
 } as const;
 
 export function assetNameTooLong(maxLength: number): string {
@@ -76,6 +113,7 @@ export function assetNameTooLong(maxLength: number): string {
 /** Why an asset's value is refused (body/base64.ts); the answer names the asset before it. */
 export const ASSET_VALUE_PROBLEMS = {
   notBase64DataUrl: 'only base64 data: URLs are accepted (data:<type>;base64,...)',
+  notString: 'value must be a string of base64 or a data: URL with ;base64',
 } as const;
 
 export function invalidBase64(character: number): string {
@@ -107,6 +145,28 @@ export function templateMessage(failure: TemplateFailure): string {
 /** 415 for a body sent compressed (or in any encoding): the service reads JSON as it is. */
 export function unsupportedEncoding(encoding: string): string {
   return `Content-Encoding "${encoding}" is not supported: send the JSON body uncompressed`;
+}
+
+/** Typst's own messages, reworded where they would show a server path or give no clue (render/diagnostics.ts). */
+export const DIAGNOSTIC_MESSAGES = {
+  none: 'compilation failed without a diagnostic',
+} as const;
+
+/**
+ * A file the template reads that is not among the assets: named as the
+ * template wrote it, with how files reach a template (`exampleAsset`), or,
+ * for a URL (`exampleAsset` undefined), that nothing is fetched.
+ */
+export function fileNotFound(path: string, exampleAsset: string | undefined): string {
+  if (exampleAsset === undefined) {
+    return `file not found: ${path}; hint: the service fetches nothing from the network: send the file in the request's "assets" field and name it by its asset name`;
+  }
+  return `file not found: ${path}; hint: a template reads only the files sent in the request's "assets" field, e.g. "assets": {"${exampleAsset}": "<base64>"}`;
+}
+
+/** Typst's "at line L column C" for `data`, said of the request body as sent. */
+export function dataPlaceInBody(place: Place): string {
+  return `at line ${place.line} column ${place.column} of the request body`;
 }
 
 export function packageUnavailable(spec: string): string {

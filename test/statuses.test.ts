@@ -18,7 +18,7 @@ import { KeyStore } from '../src/http/keys.js';
 import { MESSAGES, pdfTooLargeMessage, templateMessage, timeoutMessage, unsupportedEncoding } from '../src/messages.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../src/render/errors.js';
 import type { Outcome } from '../src/render/job.js';
-import { PDF_TOO_LARGE_STATUS } from '../src/render/job.js';
+import { WORKER_STATUS } from '../src/render/job.js';
 
 const KEY = 'statuses-key-0123456789';
 const ONE_A_MINUTE = 'statuses-one-key-0123456789';
@@ -114,10 +114,10 @@ const ROWS: { status: number; when: string; message: string | RegExp; answer: ()
     answer: via(throws(new MemoryLimitError('m'))),
   },
   {
-    status: PDF_TOO_LARGE_STATUS,
+    status: WORKER_STATUS.pdfTooLarge,
     when: 'a PDF over MAX_PDF_BYTES (worded by the worker)',
     message: pdfTooLargeMessage(100 * 1024 * 1024),
-    answer: via(failed(PDF_TOO_LARGE_STATUS, pdfTooLargeMessage(100 * 1024 * 1024))),
+    answer: via(failed(WORKER_STATUS.pdfTooLarge, pdfTooLargeMessage(100 * 1024 * 1024))),
   },
   {
     status: 429,

@@ -13,11 +13,11 @@
  * much as one of a few long ones.
  */
 import { randomFillSync } from 'node:crypto';
-import { imageTooLarge } from '../messages.js';
+import { ASSET_NAME_PROBLEMS, ASSET_REFUSAL, ASSET_VALUE_PROBLEMS, tooManyAssets } from '../messages.js';
 import { MAX_ASSET_NAME, nameProblem } from './asset-names.js';
 import { Base64Reader, base64Problem, payloadStart } from './base64.js';
 import { oversizedImage } from './image-size.js';
-import type { AssetEntry, BodyError, Kind, Range } from './json-check.js';
+import type { AssetEntry, BodyError, Kind, Range } from './layout.js';
 import { firstEscape, unescapeInto, withUnescaped } from './json-string.js';
 import { ownedBuffer } from './owned-buffer.js';
 
@@ -40,7 +40,12 @@ function hashOf(bytes: Uint8Array, from: number, to: number): number {
   return hash;
 }
 
-const assetError = (name: Range, after: string): BodyError => ({ status: 400, before: 'Asset "', name, after });
+const assetError = (name: Range, problem: string): BodyError => ({
+  status: 400,
+  before: ASSET_REFUSAL.beforeName,
+  name,
+  after: ASSET_REFUSAL.problem(problem),
+});
 
 export class AssetTable {
   /** The first fault found; entries after it are not looked at. */
@@ -64,7 +69,7 @@ export class AssetTable {
     if (backslash >= 0 && name.end - name.start > SCRATCH_BYTES) {
       // Not a valid name: find out what is wrong in a copy of its own, once.
       const problem = withUnescaped(body, name, (bytes, from, to) => nameProblem(bytes, from, to));
-      this.fault = assetError(name, `": ${problem ?? 'name is not valid'}`);
+      this.fault = assetError(name, problem ?? ASSET_NAME_PROBLEMS.invalid);
       return;
     }
     let bytes = body;
@@ -77,7 +82,7 @@ export class AssetTable {
     }
     const problem = nameProblem(bytes, from, to);
     if (problem) {
-      this.fault = assetError(name, `": ${problem}`);
+      this.fault = assetError(name, problem);
       return;
     }
     const hash = hashOf(bytes, from, to);
@@ -88,7 +93,7 @@ export class AssetTable {
       }
     }
     if (this.entries.length === MAX_ASSETS) {
-      this.fault = { status: 400, message: `Field "assets" has more than ${MAX_ASSETS} entries` };
+      this.fault = { status: 400, message: tooManyAssets(MAX_ASSETS) };
       return;
     }
     this.keepName(bytes, from, to);
@@ -106,18 +111,18 @@ export class AssetTable {
     try {
       if (this.fault) return this.fault;
       for (const { name, value, kind } of this.entries) {
-        if (kind !== 'string') return assetError(name, '": value must be a string of base64 or a data: URL with ;base64');
+        if (kind !== 'string') return assetError(name, ASSET_VALUE_PROBLEMS.notString);
         const problem = base64Problem(this.body, value);
-        if (problem) return assetError(name, `": ${problem}`);
+        if (problem) return assetError(name, problem);
         const size = withUnescaped(this.body, value, (bytes, from, to) =>
           oversizedImage(new Base64Reader(bytes, payloadStart(bytes, from, to), to), maxImagePixels),
         );
         if (size) {
           return {
             status: 400,
-            before: imageTooLarge.beforeName,
+            before: ASSET_REFUSAL.beforeName,
             name,
-            after: imageTooLarge.afterName(size.width, size.height, maxImagePixels),
+            after: ASSET_REFUSAL.imageTooLarge(size.width, size.height, maxImagePixels),
           };
         }
       }

@@ -10,7 +10,7 @@
  * what it does not understand): the property tests hold this to `atob`
  * and `Buffer.from(..., 'base64')`.
  */
-import type { Range } from './json-check.js';
+import type { Range } from './layout.js';
 import { withUnescaped } from './json-string.js';
 import { ASSET_VALUE_PROBLEMS, invalidBase64 } from '../messages.js';
 import { characterCount } from '../text-position.js';

@@ -4,7 +4,7 @@
  * as they stand), so the name never becomes a string; the caller wipes the
  * buffer once it is sent.
  */
-import type { BodyError } from './json-check.js';
+import type { BodyError } from './layout.js';
 import { ownedBuffer } from './owned-buffer.js';
 
 /** At most this many bytes of a name are quoted, cut where no escape or character is split. */

@@ -9,7 +9,7 @@
  * WTF-8 form, which is never valid UTF-8, so it never equals a checked
  * name; callers that need text refuse unpaired surrogates first.
  */
-import type { Range } from './json-check.js';
+import type { Range } from './layout.js';
 import { ownedBuffer } from './owned-buffer.js';
 
 const BACKSLASH = 0x5c;

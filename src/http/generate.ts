@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { releaseBody } from '../body/body-pool.js';
 import { PoolUnavailableError } from '../render/errors.js';
 import type { Job, Outcome } from '../render/job.js';
-import { PDF_TOO_LARGE_STATUS } from '../render/job.js';
+import { WORKER_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
 import { requireJsonWithinLimit } from './json-body.js';
 import { ENGINE_IDS, ENGINE_VERSIONS, PDF_STANDARDS } from '../render/typst-version.js';
@@ -97,7 +97,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     request.compileMs = result.compileMs;
     reply.header('x-typst-version', result.typstVersion);
     if (result.kind === 'failed') {
-      if (result.status === PDF_TOO_LARGE_STATUS) request.outputRefused = 'pdf_too_large';
+      if (result.status === WORKER_STATUS.pdfTooLarge) request.outputRefused = 'pdf_too_large';
       return reply.code(result.status).type('application/json; charset=utf-8').send(result.errorBody);
     }
     if (result.warnings) reply.header('x-typst-warnings', result.warnings);

@@ -1,8 +1,10 @@
 /**
  * Turns Typst's diagnostics into what the client is told: line and column
- * in the template as sent, and messages that never show a server path.
+ * in the template (or, for `data`, the request body) as sent, and messages
+ * that never show a server path. Every place in an error is computed here.
  */
-import { packageUnavailable } from '../messages.js';
+import { DIAGNOSTIC_MESSAGES, dataPlaceInBody, fileNotFound, packageUnavailable } from '../messages.js';
+import { offsetOf, placeOf } from '../text-position.js';
 import type { TemplateFailure } from './job.js';
 
 /** A diagnostic as `NodeCompiler.fetchDiagnostics` returns it (0-based positions). */
@@ -24,6 +26,17 @@ export interface Positioning {
   hiddenPaths: string[];
   /** The file `data` is read from: Typst 0.14 reports a JSON error there (with no range), 0.11 on the prefix line. */
   dataPath?: string;
+}
+
+/** The text the client sent, to place an error in it. */
+export interface SentText {
+  /** The template, unescaped, without its byte order mark. */
+  source: Buffer;
+  /** Whether the template started with a byte order mark (dropped before compiling). */
+  hadBom: boolean;
+  /** The request body, and where `data` starts in it. */
+  body: Uint8Array;
+  dataStart: number;
 }
 
 /** Removes server paths and advice that only applies to Typst's command line. */
@@ -67,44 +80,69 @@ function missingFile(message: string, written: string | undefined): string | und
   const searched = FILE_NOT_FOUND.exec(message)?.[1];
   if (searched === undefined) return undefined;
   const path = written ?? searched.replace(/^\//, '');
-  if (/^[a-z][a-z0-9+.-]*:\/{0,2}/i.test(path) || path.startsWith('//')) {
-    return `file not found: ${path}; hint: the service fetches nothing from the network: send the file in the request's "assets" field and name it by its asset name`;
-  }
-  const asset = searched.replace(/^\/+/, '') || 'logo.png';
-  return `file not found: ${path}; hint: a template reads only the files sent in the request's "assets" field, e.g. "assets": {"${asset}": "<base64>"}`;
+  const fromNetwork = /^[a-z][a-z0-9+.-]*:\/{0,2}/i.test(path) || path.startsWith('//');
+  return fileNotFound(path, fromNetwork ? undefined : searched.replace(/^\/+/, '') || 'logo.png');
 }
 
 /**
- * Picks the first error and words it. `hasSyntaxErrors` tells whether the
- * template failed to parse (Typst evaluates nothing then, so every error is
- * a syntax error) or parsed and failed while running. `written` gives the
- * text of a span of the template, to quote a path as the template wrote it.
+ * Picks the first error, words it and places it in what the client sent.
+ * `hasSyntaxErrors` tells whether the template failed to parse (Typst
+ * evaluates nothing then, so every error is a syntax error) or parsed and
+ * failed while running.
  */
-export function toFailure(
-  diags: RawDiagnostic[],
-  hasSyntaxErrors: boolean,
-  pos: Positioning,
-  written: (d: RawDiagnostic) => string | undefined = () => undefined,
-): TemplateFailure {
+export function toFailure(diags: RawDiagnostic[], hasSyntaxErrors: boolean, pos: Positioning, sent: SentText): TemplateFailure {
   const errors = diags.filter((d) => d.severity === SEVERITY_ERROR);
   const first = errors[0] ?? diags[0];
-  if (!first) {
-    return { kind: 'evaluation', message: 'compilation failed without a diagnostic', line: null, column: null };
-  }
+  if (!first) return { kind: 'evaluation', message: DIAGNOSTIC_MESSAGES.none, line: null, column: null };
   const cleaned = cleanMessage(first.message, pos.hiddenPaths);
   const inMain = isMainFile(first.path);
-  const message = missingFile(cleaned, inMain ? written(first) : undefined) ?? cleaned;
+  const written = inMain && first.range ? quotedPath(sent.source, first.range, pos.prefixLines) : undefined;
+  const message = missingFile(cleaned, written) ?? cleaned;
   // A span on the service's own prefix line, or an error in the data file itself, means Typst could not read `data`.
   if ((inMain && first.range && first.range.start.line < pos.prefixLines) || (pos.dataPath !== undefined && first.path === pos.dataPath)) {
-    return { kind: 'data', message };
+    return { kind: 'data', message: placeDataError(message, sent) };
   }
   // An error inside a file the template included (an asset): its own lines, and its name.
   const line = inMain ? templateLine(first, pos.prefixLines) : first.range ? first.range.start.line + 1 : null;
+  const column = line === null || !first.range ? null : first.range.start.column + 1;
   return {
     kind: hasSyntaxErrors ? 'syntax' : 'evaluation',
     message,
     line,
-    column: line === null || !first.range ? null : first.range.start.column + 1,
+    // Columns on line 1 count the dropped byte order mark, as the template was sent.
+    column: column !== null && inMain && line === 1 && sent.hadBom ? column + 1 : column,
     ...(inMain || !first.path ? {} : { file: first.path.replace(/^\//, '') }),
   };
+}
+
+/**
+ * Typst reads `data` from its own file, so a JSON error's "line L column C"
+ * counts from the start of the `data` value; the client sent the whole
+ * body, so the place is given in the body as sent.
+ */
+function placeDataError(message: string, sent: SentText): string {
+  return message.replace(/at line (\d+) column (\d+)/, (_all, line: string, column: string) => {
+    const start = placeOf(sent.body, sent.dataStart);
+    const inData = { line: Number(line), column: Number(column) };
+    return dataPlaceInBody(
+      inData.line === 1
+        ? { line: start.line, column: start.column + inData.column - 1 }
+        : { line: start.line + inData.line - 1, column: inData.column },
+    );
+  });
+}
+
+/**
+ * The path a template wrote as the string literal at `range` (main-file
+ * coordinates), for the message of a file that is not there; undefined when
+ * the span is not a literal (a path built at run time). Error path only:
+ * the message quotes the template anyway.
+ */
+function quotedPath(source: Buffer, range: NonNullable<RawDiagnostic['range']>, prefixLines: number): string | undefined {
+  const line = range.start.line - prefixLines;
+  if (line < 0 || range.end.line !== range.start.line) return undefined;
+  const start = offsetOf(source, line, range.start.column);
+  const end = offsetOf(source, line, range.end.column);
+  const text = source.toString('utf8', start, end);
+  return /^"(?:[^"\\]|\\.)*"$/.test(text) ? text.slice(1, -1).replace(/\\(["\\])/g, '$1') : undefined;
 }

@@ -15,11 +15,11 @@
  */
 import { existsSync } from 'node:fs';
 import { decodeAssetValue } from '../body/base64.js';
-import type { BodyLayout } from '../body/json-check.js';
+import type { BodyLayout } from '../body/layout.js';
 import { unescapeJsonString } from '../body/json-string.js';
-import { toFailure, type Positioning, type RawDiagnostic } from './diagnostics.js';
+import { type Positioning, type SentText, toFailure } from './diagnostics.js';
 import { FamilyNames, unknownFontWarnings } from './fonts/warnings.js';
-import { bomLength, placeOf } from '../text-position.js';
+import { bomLength } from '../text-position.js';
 import { INLINE_BUDGET_BYTES, inlineLinkedAssets, isSvg } from './svg-links.js';
 import type { FontCatalog } from './fonts/types.js';
 import type { TemplateFailure, Warning, Job } from './job.js';
@@ -138,7 +138,7 @@ export class TypstEngine {
         // The document compiled, but the export refused it (a PDF standard's rule): Typst's message, with no place.
         const refusal = exportRefusal(error);
         if (refusal !== undefined) return { ok: false, failure: { kind: 'evaluation', message: refusal, line: null, column: null } };
-        return { ok: false, failure: adjustForBom(this.placeDataError(this.diagnose(source), body, layout), bom > 0) };
+        return { ok: false, failure: this.diagnose({ source, hadBom: bom > 0, body, dataStart: layout.data.start }) };
       }
       const warnings = unknownFontWarnings(source, this.knownFamilies);
       return { ok: true, pdf, warnings };
@@ -208,12 +208,10 @@ export class TypstEngine {
     main.fill(0);
   }
 
-  /** Why the main file did not compile: its first error, placed in the template as sent. */
-  private diagnose(source: Buffer): TemplateFailure {
+  /** Why the main file did not compile: its first error, placed in the template (or the body) as sent. */
+  private diagnose(sent: SentText): TemplateFailure {
     const raw = this.compiler.diagnostics(this.mainFile);
-    return toFailure(raw, this.hasSyntaxErrors(source), this.positioning, (d) =>
-      d.range ? quotedPath(source, d.range, PREFIX_LINES) : undefined,
-    );
+    return toFailure(raw, this.hasSyntaxErrors(sent.source), this.positioning, sent);
   }
 
   /**
@@ -227,57 +225,4 @@ export class TypstEngine {
     if (raw.length === 0) return false;
     return !raw.some((d) => d.message.includes(PROBE_MARK));
   }
-
-  /**
-   * Typst reads `data` from its own file, so a JSON error's "line L column C"
-   * counts from the start of the `data` value; the client sent the whole
-   * body, so the place is given in the body as sent.
-   */
-  private placeDataError(failure: TemplateFailure, body: Buffer, layout: BodyLayout): TemplateFailure {
-    if (failure.kind !== 'data') return failure;
-    const message = failure.message.replace(/at line (\d+) column (\d+)/, (_all, line: string, column: string) => {
-      const start = placeOf(body, layout.data.start);
-      const inData = { line: Number(line), column: Number(column) };
-      const inBody =
-        inData.line === 1
-          ? { line: start.line, column: start.column + inData.column - 1 }
-          : { line: start.line + inData.line - 1, column: inData.column };
-      return `at line ${inBody.line} column ${inBody.column} of the request body`;
-    });
-    return { ...failure, message };
-  }
-}
-
-/** Byte offset of a 0-based line and column (in characters) of `text`; lines end at LF, CRLF or CR. */
-function offsetOf(text: Buffer, line: number, column: number): number {
-  let at = 0;
-  for (let l = 0; l < line && at < text.length; at++) {
-    if (text[at] === 0x0a || (text[at] === 0x0d && text[at + 1] !== 0x0a)) l++;
-  }
-  for (let c = 0; c < column && at < text.length; c++) {
-    at++;
-    while (at < text.length && (text[at]! & 0xc0) === 0x80) at++;
-  }
-  return at;
-}
-
-/**
- * The path a template wrote as the string literal at `range` (main-file
- * coordinates), for the message of a file that is not there; undefined when
- * the span is not a literal (a path built at run time). Error path only:
- * the message quotes the template anyway.
- */
-function quotedPath(source: Buffer, range: NonNullable<RawDiagnostic['range']>, prefixLines: number): string | undefined {
-  const line = range.start.line - prefixLines;
-  if (line < 0 || range.end.line !== range.start.line) return undefined;
-  const start = offsetOf(source, line, range.start.column);
-  const end = offsetOf(source, line, range.end.column);
-  const text = source.toString('utf8', start, end);
-  return /^"(?:[^"\\]|\\.)*"$/.test(text) ? text.slice(1, -1).replace(/\\(["\\])/g, '$1') : undefined;
-}
-
-/** Columns on line 1 count the dropped byte order mark, as the template was sent. */
-function adjustForBom(failure: TemplateFailure, hadBom: boolean): TemplateFailure {
-  if (!hadBom || failure.kind === 'data' || failure.line !== 1 || failure.column === null) return failure;
-  return { ...failure, column: failure.column + 1 };
 }

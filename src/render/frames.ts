@@ -16,7 +16,7 @@
  * (the resident bytes are the worker's memory after the job, for the memory cap)
  */
 import type { Socket } from 'node:net';
-import type { BodyLayout } from '../body/json-check.js';
+import type { BodyLayout } from '../body/layout.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
 import { ENGINE_IDS, PDF_STANDARDS } from './typst-version.js';
 import type { Job } from './job.js';

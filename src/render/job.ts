@@ -7,7 +7,7 @@
  * (frames.ts); control messages of a worker's start go over Node's IPC
  * channel (they carry no request content).
  */
-import type { BodyLayout } from '../body/json-check.js';
+import type { BodyLayout } from '../body/layout.js';
 
 /** One compile: the request body as received and where its fields are. Whoever holds its bytes wipes them. */
 export interface Job {
@@ -47,7 +47,12 @@ export type TemplateFailure =
     }
   | { kind: 'data'; message: string };
 
-/** The status a worker answers for a PDF over MAX_PDF_BYTES: the only 422 a worker answers itself (its others are 400). */
-export const PDF_TOO_LARGE_STATUS = 422;
+/** The statuses a worker answers itself, with a body it made (messages.ts words it). */
+export const WORKER_STATUS = {
+  /** A template that did not compile, or options its engine lacks. */
+  templateFailed: 400,
+  /** A PDF over MAX_PDF_BYTES: the only 422 of the API. */
+  pdfTooLarge: 422,
+} as const;
 
 export type ControlMessage = { type: 'ready' } | { type: 'fatal'; message: string };

@@ -14,7 +14,7 @@ import { MESSAGES, pdfTooLargeMessage, templateMessage, warningsHeader } from '.
 import type { Compiled, EngineOptions, TypstEngine } from './engine.js';
 import { frameOnRead, FrameType, readJob, writeDone, writeFailed, writeStarted, type Frame } from './frames.js';
 import { PAGE_BYTES } from './memory-watch.js';
-import { type ControlMessage, PDF_TOO_LARGE_STATUS, type Job } from './job.js';
+import { type ControlMessage, WORKER_STATUS, type Job } from './job.js';
 import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId } from './typst-version.js';
 
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
@@ -133,19 +133,19 @@ async function main(): Promise<void> {
     const maxPdfBytes = options.maxPdfBytes ?? Number.POSITIVE_INFINITY;
     if (outcome === 'pdf options need 0.14') {
       const body = jsonErrorBody(MESSAGES.pdfNeeds014);
-      writeFailed(pipe, frame.id, report, 400, body, () => body.fill(0));
+      writeFailed(pipe, frame.id, report, WORKER_STATUS.templateFailed, body, () => body.fill(0));
     } else if (outcome.ok && outcome.pdf.length > maxPdfBytes) {
       // Refused here, so an oversized PDF never crosses the pipe; the server counts a 422 frame as this refusal.
       outcome.pdf.fill(0);
       const body = jsonErrorBody(pdfTooLargeMessage(maxPdfBytes));
-      writeFailed(pipe, frame.id, report, PDF_TOO_LARGE_STATUS, body, () => body.fill(0));
+      writeFailed(pipe, frame.id, report, WORKER_STATUS.pdfTooLarge, body, () => body.fill(0));
     } else if (outcome.ok) {
       const warnings = Buffer.from(outcome.warnings.length > 0 ? warningsHeader(outcome.warnings) : '', 'latin1');
       writeDone(pipe, frame.id, report, warnings, outcome.pdf, () => outcome.pdf.fill(0));
     } else {
       // Typst's message quotes the template: built once, as bytes, and wiped once written.
       const body = jsonErrorBody(templateMessage(outcome.failure));
-      writeFailed(pipe, frame.id, report, 400, body, () => body.fill(0));
+      writeFailed(pipe, frame.id, report, WORKER_STATUS.templateFailed, body, () => body.fill(0));
     }
     frame.bytes.fill(0);
     // The answer is on its way; the cache eviction still ends this job, before the next one is read.

@@ -1,0 +1,42 @@
+/**
+ * What the body check finds in a request's bytes: where each field is, as
+ * byte ranges of the body, or why the body is refused. Types only, shared by
+ * the checker's files (src/body/) and the render side that reads the body
+ * by these ranges.
+ */
+import type { EngineId, PdfOptions } from '../render/typst-version.js';
+
+/** Byte offsets into the body, end exclusive. */
+export interface Range {
+  start: number;
+  end: number;
+}
+
+/** The kind of a JSON value, from its first byte. */
+export type Kind = 'object' | 'array' | 'string' | 'number' | 'literal';
+
+/** One asset: the raw bytes of its key and of its value string, between their quotes (escapes not decoded). */
+export interface AssetEntry {
+  name: Range;
+  value: Range;
+}
+
+export interface BodyLayout {
+  /** The `data` object, from `{` to `}`. */
+  data: Range;
+  /** The content of the `template` string, between its quotes. */
+  template: Range;
+  /** The assets, in order of first appearance, each name once (its last value counts). */
+  assets: AssetEntry[];
+  /** The engine the request names; absent: the operator's default. */
+  typst?: EngineId;
+  /** PDF export options the request names (Typst 0.14 only; the worker refuses them on 0.11). */
+  pdf?: PdfOptions;
+}
+
+/**
+ * Why a body is refused (always 400). A message about an asset names it,
+ * but the name is request content: it stays bytes of the body, between two
+ * fixed parts (see error-body.ts).
+ */
+export type BodyError = { status: 400; message: string } | { status: 400; before: string; name: Range; after: string };
