@@ -94,7 +94,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: options.trustProxy ?? false,
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
 
   const answers = options.answers ?? new AnswerLimits({ maxPendingBytes: 0, readerStallMs: 30_000 });

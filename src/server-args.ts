@@ -1,7 +1,8 @@
 /**
  * The server's own command line: `--help` and `--version`, answered from the
  * settings table and the version constants before any setting is read or
- * anything is started. (`src/cli/` is the client's command line.)
+ * anything is started. (The client's command line, `typst-pdf`, is
+ * packages/client/src/cli.ts.)
  */
 import { parseArgs } from 'node:util';
 import { defaultText, SETTINGS, settingValues } from './config.js';

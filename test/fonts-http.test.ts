@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
-import { renameFamily } from '../src/render/fonts/sfnt-name.js';
+import { renameFamily } from '../scripts/fonts/rename-family.js';
 import { parsePdf } from './support/pdf.js';
 import { generate, startService, TEST_KEY, type Service } from './support/service.js';
 

@@ -7,7 +7,7 @@ import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import type { FontCatalog } from '../src/render/fonts/types.js';
 import { getFamilyName } from '../src/render/fonts/sfnt-name.js';
-import { verifyChecksums } from '../src/render/fonts/sfnt-tables.js';
+import { verifyChecksums } from '../scripts/fonts/sfnt-rebuild.js';
 
 const require = createRequire(import.meta.url);
 const { NodeCompiler } = require('@myriaddreamin/typst-ts-node-compiler') as {

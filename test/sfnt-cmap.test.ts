@@ -1,5 +1,5 @@
 /**
- * The soft hyphen fix of the bundled fonts (src/render/sfnt-cmap.ts): the
+ * The soft hyphen fix of the bundled fonts (scripts/fonts/sfnt-cmap.ts): the
  * cmap re-encoding on the real font files, and the text layer of PDFs
  * rendered by the real service with the affected families and aliases.
  */
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
-import { BUNDLED_FAMILIES } from '../src/render/fonts/manifest.js';
+import { BUNDLED_FAMILIES } from '../scripts/fonts/bundled-families.js';
 import {
   decodeFormat12,
   decodeFormat4,
@@ -16,8 +16,9 @@ import {
   readUnicodeMap,
   softHyphenSharesHyphenGlyph,
   unmapSharedSoftHyphen,
-} from '../src/render/fonts/sfnt-cmap.js';
-import { getTable, verifyChecksums } from '../src/render/fonts/sfnt-tables.js';
+} from '../scripts/fonts/sfnt-cmap.js';
+import { verifyChecksums } from '../scripts/fonts/sfnt-rebuild.js';
+import { findTable } from '../src/render/fonts/sfnt-tables.js';
 import { parsePdf } from './support/pdf.js';
 import { generate, startService, type Service } from './support/service.js';
 
@@ -34,7 +35,7 @@ function tables(font: Buffer): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   for (let i = 0; i < count; i++) {
     const tag = font.toString('latin1', 12 + i * 16, 16 + i * 16);
-    out.set(tag, getTable(font, tag)!);
+    out.set(tag, findTable(font, tag)!);
   }
   return out;
 }
@@ -66,7 +67,7 @@ describe('cmap soft hyphen fix', () => {
       assert.equal(softHyphenSharesHyphenGlyph(fixed), false);
 
       // Both Unicode encoding records (0/3 and 3/1) still share one subtable.
-      const cmap = getTable(fixed, 'cmap')!;
+      const cmap = findTable(fixed, 'cmap')!;
       assert.equal(cmap.readUInt16BE(2), 2);
       assert.equal(cmap.readUInt32BE(8), cmap.readUInt32BE(16));
 
@@ -87,7 +88,7 @@ describe('cmap soft hyphen fix', () => {
   test('format 4 and format 12 encoders round-trip every bundled font, with valid search fields', () => {
     let format12 = 0;
     for (const { file } of fontFiles) {
-      const cmap = getTable(readFont(file), 'cmap')!;
+      const cmap = findTable(readFont(file), 'cmap')!;
       for (let i = 0; i < cmap.readUInt16BE(2); i++) {
         const sub = cmap.subarray(cmap.readUInt32BE(8 + i * 8));
         const format = sub.readUInt16BE(0);

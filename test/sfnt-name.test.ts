@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, test } from 'node:test';
-import { decodeName, getFamilyName, getName, readNameRecords, renameFamily } from '../src/render/fonts/sfnt-name.js';
-import { getTable, verifyChecksums } from '../src/render/fonts/sfnt-tables.js';
+import { renameFamily } from '../scripts/fonts/rename-family.js';
+import { verifyChecksums } from '../scripts/fonts/sfnt-rebuild.js';
+import { decodeName, getFamilyName, getName, readNameRecords } from '../src/render/fonts/sfnt-name.js';
+import { findTable } from '../src/render/fonts/sfnt-tables.js';
 
 const require = createRequire(import.meta.url);
 
@@ -93,7 +95,7 @@ describe('sfnt name rewriter', () => {
       16: 'Times New Roman',
       17: 'Bold',
     });
-    assert.deepEqual(getTable(renamed, 'zzzz'), Buffer.from([1, 2, 3, 4, 5]));
+    assert.deepEqual(findTable(renamed, 'zzzz'), Buffer.from([1, 2, 3, 4, 5]));
     assert.equal(getFamilyName(renamed), 'Times New Roman');
   });
 
@@ -124,8 +126,8 @@ describe('sfnt name rewriter', () => {
     const tags = (f: Buffer) => Array.from({ length: f.readUInt16BE(4) }, (_, i) => f.toString('latin1', 12 + i * 16, 16 + i * 16));
     assert.deepEqual(tags(renamed), tags(font));
     for (const tag of tags(font)) {
-      const a = getTable(font, tag)!;
-      const b = getTable(renamed, tag)!;
+      const a = findTable(font, tag)!;
+      const b = findTable(renamed, tag)!;
       if (tag === 'head') {
         // Only checkSumAdjustment (bytes 8..11) may differ.
         assert.deepEqual(b.subarray(0, 8), a.subarray(0, 8));

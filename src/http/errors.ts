@@ -11,7 +11,6 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { MESSAGES, timeoutMessage } from '../messages.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError, type UnavailableReason } from '../render/errors.js';
 
-/** An error that already knows its answer. */
 declare module 'fastify' {
   interface FastifyRequest {
     /** Why a 503 was answered (queue full, queue timeout, client gone, shutting down), for the log and metrics. */
@@ -19,6 +18,7 @@ declare module 'fastify' {
   }
 }
 
+/** An error that already knows its answer. */
 export class HttpError extends Error {
   constructor(
     readonly statusCode: number,

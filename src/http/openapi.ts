@@ -1,7 +1,9 @@
 /**
  * The OpenAPI 3.1 document of the API, served at GET /v1/openapi.json.
- * The request body schema is the one the generate route validates with;
- * statuses, messages and headers follow http/errors.ts and the hooks.
+ * The request body schema (generate.ts) describes what the generate route
+ * accepts; the route itself checks the body with its own byte-level checker
+ * (src/body/json-check.ts), not with this schema. Statuses, messages and
+ * headers follow http/errors.ts and the hooks.
  */
 import type { FastifyInstance } from 'fastify';
 import { SERVICE_VERSION, TYPST_VERSION } from '../version.js';

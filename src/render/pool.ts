@@ -164,11 +164,6 @@ export class RenderPool extends EventEmitter {
     return this.options.engine.fonts?.families ?? [];
   }
 
-  /** Process ids of the live workers, spares included (for tests and operators). */
-  pids(): number[] {
-    return [...this.slots].map((s) => s.child.pid).filter((pid): pid is number => pid !== undefined);
-  }
-
   /**
    * Refuses new jobs, lets running ones finish for up to `graceMs`, then
    * ends every worker and resolves when all have exited.

@@ -230,7 +230,7 @@ function wholeNumber(flag: string, value: string | undefined, fallback: number):
 }
 
 function packageVersion(): string {
-  // dist/src/cli/typst-pdf.js -> package.json at the package root.
+  // dist/cli.js -> package.json at the package root.
   const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   return manifest.version;
 }

@@ -1,6 +1,6 @@
 /**
  * The fonts a worker loads and GET /v1/fonts lists: the bundled set,
- * prepared as files at build time (prepare.ts), an operator's FONT_PATH
+ * prepared as files at build time (scripts/fonts/prepare.ts), an operator's FONT_PATH
  * directory, and the fonts built into the Typst binding. Workers hand the
  * files to the compiler as paths (`fontArgs: [{ fontPaths }]`), which reads
  * a font only once a document uses it.
@@ -8,10 +8,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TYPST_EMBEDDED_FAMILIES } from './manifest.js';
+import { TYPST_EMBEDDED_FAMILIES } from './embedded-families.js';
 import type { FontCatalog, FontFamilyInfo, FontStyleInfo, PreparedCatalog } from './types.js';
 import { getFamilyName } from './sfnt-name.js';
-import { faceOffsets, getTable } from './sfnt-tables.js';
+import { faceOffsets, findTable } from './sfnt-tables.js';
 
 /** dist/fonts/ (this module is dist/src/render/fonts/catalog.js). */
 export const PREPARED_DIR = fileURLToPath(new URL('../../../fonts/', import.meta.url));
@@ -21,7 +21,7 @@ const FONT_FILE = /\.(ttf|otf|ttc|otc)$/i;
 
 /** Weight and style from the OS/2 table (usWeightClass, fsSelection). */
 export function readStyle(font: Buffer, face = 0): FontStyleInfo {
-  const os2 = getTable(font, 'OS/2', face);
+  const os2 = findTable(font, 'OS/2', face);
   if (!os2 || os2.length < 64) throw new Error('font has no OS/2 table');
   const fsSelection = os2.readUInt16BE(62);
   const style: FontStyleInfo['style'] = fsSelection & 0x0001 ? 'italic' : fsSelection & 0x0200 ? 'oblique' : 'normal';

@@ -1,5 +1,7 @@
 /** The shapes of the font catalog, apart from the code that builds it (so a type costs no import of the loader). */
-import type { FontStyle } from './manifest.js';
+
+/** A face's style, from its OS/2 table. */
+export type FontStyle = 'normal' | 'italic' | 'oblique';
 
 export interface FontStyleInfo {
   style: FontStyle;
@@ -18,7 +20,7 @@ export interface FontFamilyInfo {
   typst?: string[];
 }
 
-/** dist/fonts/catalog.json, written by prepare.ts. */
+/** dist/fonts/catalog.json, written at build time by scripts/fonts/prepare.ts. */
 export interface PreparedCatalog {
   /** File names in dist/fonts/, in load order. */
   files: string[];

@@ -1,13 +1,10 @@
 // Which fonts the renderer bundles, where they come from, and which extra
-// family names they answer to. Pure data: prepare.ts writes the files at
-// build time, catalog.ts lists them for the workers and GET /v1/fonts.
-
-import type { EngineId } from '../typst-version.js';
-
-export type FontStyle = 'normal' | 'italic' | 'oblique';
+// family names they answer to. Pure data: prepare.ts writes the files and
+// their catalog at build time, src/render/fonts/catalog.ts reads that
+// catalog for the workers and GET /v1/fonts.
 
 export interface BundledFamily {
-  /** Family name inside the font files (checked at load time). */
+  /** Family name inside the font files (prepare.ts checks it). */
   family: string;
   /** npm package that ships the TTF files (exact-pinned in package.json). */
   pkg: string;
@@ -57,36 +54,4 @@ export const BUNDLED_FAMILIES: BundledFamily[] = [
   // Emoji, last: monochrome outlines, which both engines' PDF export embeds like any font
   // (Typst 0.11 cannot put a colour emoji font into a PDF).
   script('Noto Emoji', 'noto-emoji', 'NotoEmoji'),
-];
-
-const RIBBI = [
-  { style: 'normal', weight: 400 },
-  { style: 'normal', weight: 700 },
-  { style: 'italic', weight: 400 },
-  { style: 'italic', weight: 700 },
-] as const;
-
-/**
- * Fonts compiled into the typst-ts bindings themselves (typst-assets).
- * Verified by compiling with `fallback: false` while system font
- * directories were hidden: each family/style embedded its own font file.
- * New Computer Modern Math has Regular (400) and Book (450) cuts only.
- * Typst 0.14 replaced Linux Libertine with Libertinus Serif: `typst` names
- * the engines a family is in, when not both.
- */
-export const TYPST_EMBEDDED_FAMILIES: { family: string; styles: { style: FontStyle; weight: number }[]; typst?: EngineId[] }[] = [
-  { family: 'Linux Libertine', styles: [...RIBBI], typst: ['0.11'] },
-  { family: 'Libertinus Serif', styles: [...RIBBI], typst: ['0.14'] },
-  { family: 'New Computer Modern', styles: [...RIBBI] },
-  {
-    family: 'New Computer Modern Math',
-    styles: [
-      { style: 'normal', weight: 400 },
-      { style: 'normal', weight: 450 },
-    ],
-  },
-  {
-    family: 'DejaVu Sans Mono',
-    styles: RIBBI.map((s) => ({ ...s, style: s.style === 'italic' ? 'oblique' : s.style })),
-  },
 ];

@@ -9,11 +9,12 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FontFamilyInfo, PreparedCatalog } from './types.js';
-import { PREPARED_DIR, PREPARED_CATALOG, readStyle } from './catalog.js';
-import { BUNDLED_FAMILIES } from './manifest.js';
+import { PREPARED_CATALOG, PREPARED_DIR, readStyle } from '../../src/render/fonts/catalog.js';
+import { getFamilyName } from '../../src/render/fonts/sfnt-name.js';
+import type { FontFamilyInfo, PreparedCatalog } from '../../src/render/fonts/types.js';
+import { BUNDLED_FAMILIES } from './bundled-families.js';
+import { renameFamily } from './rename-family.js';
 import { unmapSharedSoftHyphen } from './sfnt-cmap.js';
-import { getFamilyName, renameFamily } from './sfnt-name.js';
 
 export function prepareFonts(dir = PREPARED_DIR): PreparedCatalog {
   const require = createRequire(import.meta.url);

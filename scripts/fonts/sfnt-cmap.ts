@@ -16,7 +16,8 @@
 //
 // Reference: OpenType spec, "cmap — Character to Glyph Index Mapping Table".
 
-import { getTable, replaceTables } from './sfnt-tables.js';
+import { findTable } from '../../src/render/fonts/sfnt-tables.js';
+import { replaceTables } from './sfnt-rebuild.js';
 
 const HYPHEN_MINUS = 0x2d;
 const SOFT_HYPHEN = 0xad;
@@ -113,8 +114,9 @@ const MIN_DELTA_SEGMENT = 4;
  * stretches whose glyph ids run in step with the code points (one idDelta)
  * become delta segments and what lies between them goes through
  * glyphIdArray. Code points above U+FFFE are ignored: U+FFFF is reserved for
- * the closing segment. Written as flat loops over typed arrays: this runs
- * once per font at worker start, before the code is optimised.
+ * the closing segment. Written as flat loops over typed arrays: the build
+ * runs it once per font, on maps of up to about 17,000 code points (the CJK
+ * families).
  */
 export function encodeFormat4(map: CodepointMap, language: number): Buffer {
   const codes = Uint32Array.from(map.keys())
@@ -241,7 +243,7 @@ function subtableAt(cmap: Buffer, offset: number): Buffer {
  * format 4 subtable. Throws when it has neither.
  */
 export function readUnicodeMap(font: Buffer): CodepointMap {
-  const cmap = getTable(font, 'cmap');
+  const cmap = findTable(font, 'cmap');
   if (!cmap) throw new Error('font has no cmap table');
   const subtables = readEncodingRecords(cmap).map((r) => subtableAt(cmap, r.offset));
   const best = subtables.find((s) => s.readUInt16BE(0) === 12) ?? subtables.find((s) => s.readUInt16BE(0) === 4);
@@ -279,7 +281,7 @@ function lookup(sub: Buffer, code: number): number {
 
 /** Whether any format 4/12 subtable maps U+00AD and U+002D to one glyph. */
 export function softHyphenSharesHyphenGlyph(font: Buffer): boolean {
-  const cmap = getTable(font, 'cmap');
+  const cmap = findTable(font, 'cmap');
   if (!cmap) return false;
   return readEncodingRecords(cmap).some((r) => {
     const sub = cmap.subarray(r.offset);
@@ -330,7 +332,7 @@ function rebuildCmap(cmap: Buffer, edit: (map: CodepointMap) => void): Buffer {
  */
 export function unmapSharedSoftHyphen(font: Buffer): Buffer {
   if (!softHyphenSharesHyphenGlyph(font)) return font;
-  const cmap = getTable(font, 'cmap')!;
+  const cmap = findTable(font, 'cmap')!;
   const next = rebuildCmap(cmap, (map) => map.delete(SOFT_HYPHEN));
   return replaceTables(font, new Map([['cmap', next]]));
 }
