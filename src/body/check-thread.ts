@@ -5,28 +5,36 @@
  * 50 to 150 ms of CPU, and on the one thread that would be that long a stall
  * for everything else.
  *
- * The body's memory is moved to the thread and back (a transfer of its
- * ArrayBuffer, no copy), so there is still one copy of the bytes, which the
- * caller wipes as before; what comes back besides the bytes is the check's
- * result, made of offsets and the service's own messages, never request
- * content. Bodies up to INLINE_BYTES are checked where they are: that takes
+ * A body in a pool buffer (body-pool.ts: shared memory) is read by the
+ * thread where it is; the thread gets each pool buffer once and is then
+ * told only which one, and where the body is in it. Any other body's memory
+ * is moved to the thread and back (a transfer of its ArrayBuffer, no copy).
+ * Either way there is one copy of the bytes, which the caller wipes as
+ * before; what comes back besides the bytes is the check's result, made of
+ * offsets and the service's own messages, never request content. Bodies up to INLINE_BYTES are checked where they are: that takes
  * at most a few milliseconds, less than the round trip would cost in latency.
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { poolBufferMoved, poolSlot, releaseBody } from './body-pool.js';
+import { poolBuffer, poolSlot, releaseBody } from './body-pool.js';
 import { type BodyCheck, type CheckOptions, checkBody } from './json-check.js';
 
 /** Bodies up to this size are checked on the event loop's own thread. */
 const INLINE_BYTES = 256 * 1024;
 
+/**
+ * A body to check: in pool buffer `slot` (with the buffer itself the first
+ * time the thread is told of that slot), or in `buffer`, moved there.
+ */
 interface Request {
   id: number;
-  buffer: ArrayBuffer;
+  slot?: number;
+  buffer?: ArrayBuffer | SharedArrayBuffer;
   offset: number;
   length: number;
 }
 
-type Reply = { id: number; buffer: ArrayBuffer; check: BodyCheck } | { id: number; buffer: ArrayBuffer; error: string };
+/** The outcome, with the moved buffer if the body was moved. */
+type Reply = { id: number; buffer?: ArrayBuffer } & ({ check: BodyCheck } | { error: string });
 
 /** The body (the same bytes: moved back from the thread if they went there) and its check. */
 export interface CheckedBytes {
@@ -37,10 +45,9 @@ export interface CheckedBytes {
 export class BodyChecker {
   private thread: Worker | undefined;
   private nextId = 0;
-  private readonly waiting = new Map<
-    number,
-    { resolve: (result: CheckedBytes) => void; reject: (error: Error) => void; offset: number; length: number; slot: number | undefined }
-  >();
+  private readonly waiting = new Map<number, { resolve: (result: CheckedBytes) => void; reject: (error: Error) => void; body: Buffer }>();
+  /** The pool buffers the running thread has been given. */
+  private poolSlotsSent = new Set<number>();
 
   constructor(private readonly options: CheckOptions) {
     // Started at once, so that the first large body does not wait for the thread to start.
@@ -48,12 +55,14 @@ export class BodyChecker {
   }
 
   /**
-   * Checks `body`. Large bodies are moved to the checking thread: `body` is
-   * then empty (detached) and the bytes are those of the answer. A thrown
-   * error means the bytes were wiped.
+   * Checks `body`. Large bodies are checked on the checking thread; one
+   * that is not in a pool buffer is moved there: `body` is then empty
+   * (detached) and the bytes are those of the answer. A thrown error means
+   * the bytes were wiped.
    */
   check(body: Buffer): Promise<CheckedBytes> {
-    if (body.length <= INLINE_BYTES || !(body.buffer instanceof ArrayBuffer)) {
+    const slot = poolSlot(body);
+    if (body.length <= INLINE_BYTES || (slot === undefined && !(body.buffer instanceof ArrayBuffer))) {
       try {
         return Promise.resolve({ bytes: body, check: checkBody(body, this.options) });
       } catch (error) {
@@ -63,11 +72,17 @@ export class BodyChecker {
     }
     const thread = this.start();
     const id = this.nextId++;
-    const request: Request = { id, buffer: body.buffer, offset: body.byteOffset, length: body.length };
+    const request: Request = { id, offset: body.byteOffset, length: body.length };
+    if (slot === undefined) request.buffer = body.buffer;
+    else {
+      request.slot = slot;
+      if (!this.poolSlotsSent.has(slot)) request.buffer = poolBuffer(slot);
+      this.poolSlotsSent.add(slot);
+    }
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject, offset: body.byteOffset, length: body.length, slot: poolSlot(body) });
+      this.waiting.set(id, { resolve, reject, body });
       try {
-        thread.postMessage(request, [body.buffer as ArrayBuffer]);
+        thread.postMessage(request, slot === undefined ? [body.buffer as ArrayBuffer] : []);
       } catch (error) {
         // Not moved (a buffer that cannot be transferred): still ours to wipe.
         this.waiting.delete(id);
@@ -91,18 +106,24 @@ export class BodyChecker {
       const waiting = this.waiting.get(reply.id);
       if (!waiting) return;
       this.waiting.delete(reply.id);
-      // A pool buffer (body-pool.ts) is back: the pool keeps it under its new ArrayBuffer object.
-      if (waiting.slot !== undefined) poolBufferMoved(waiting.slot, reply.buffer);
-      const bytes = Buffer.from(reply.buffer, waiting.offset, waiting.length);
+      const { body } = waiting;
+      const bytes = reply.buffer ? Buffer.from(reply.buffer, body.byteOffset, body.length) : body;
       if ('error' in reply) releaseBody(bytes);
       if ('error' in reply) waiting.reject(new Error(reply.error));
       else waiting.resolve({ bytes, check: reply.check });
     });
     thread.on('error', () => undefined);
-    // A thread that ends takes the bodies it held with it (its memory is released); their requests fail.
+    // A thread that ends fails the requests it held: a moved body went with it (its memory is released),
+    // a body in a pool buffer is still here, and is wiped.
     thread.on('exit', () => {
-      if (this.thread === thread) this.thread = undefined;
-      for (const waiting of this.waiting.values()) waiting.reject(new Error('the body check thread ended'));
+      if (this.thread === thread) {
+        this.thread = undefined;
+        this.poolSlotsSent = new Set();
+      }
+      for (const { body, reject } of this.waiting.values()) {
+        if (poolSlot(body) !== undefined) releaseBody(body);
+        reject(new Error('the body check thread ended'));
+      }
       this.waiting.clear();
     });
     this.thread = thread;
@@ -112,16 +133,19 @@ export class BodyChecker {
 
 /** The checking thread: checks each body it is sent and sends it back with the outcome. */
 function serve(options: CheckOptions): void {
-  parentPort!.on('message', ({ id, buffer, offset, length }: Request) => {
-    const body = Buffer.from(buffer, offset, length);
+  const pool = new Map<number, SharedArrayBuffer>();
+  parentPort!.on('message', ({ id, slot, buffer, offset, length }: Request) => {
+    if (slot !== undefined && buffer) pool.set(slot, buffer as SharedArrayBuffer);
+    const moved = slot === undefined ? (buffer as ArrayBuffer) : undefined;
+    const body = Buffer.from(moved ?? pool.get(slot!)!, offset, length);
     let reply: Reply;
     try {
-      reply = { id, buffer, check: checkBody(body, options) };
+      reply = { id, buffer: moved, check: checkBody(body, options) };
     } catch (error) {
-      body.fill(0);
-      reply = { id, buffer, error: (error as Error).message };
+      // A body that could not be checked is wiped by the main thread (releaseBody), not here.
+      reply = { id, buffer: moved, error: (error as Error).message };
     }
-    parentPort!.postMessage(reply, [buffer]);
+    parentPort!.postMessage(reply, moved ? [moved] : []);
   });
 }
 
