@@ -352,12 +352,14 @@ describe('TypeScript client', () => {
 
 describe('retry wait from headers', () => {
   const now = Date.UTC(2024, 9, 7, 12, 0, 0);
-  it('takes Retry-After in seconds or as a date, else X-RateLimit-Reset, else one second', () => {
+  it('takes Retry-After in seconds or as a date, else X-RateLimit-Reset while it is ahead, else one second', () => {
     assert.equal(retryWaitMs(new Headers({ 'retry-after': '3' }), now), 3000);
     assert.equal(retryWaitMs(new Headers({ 'retry-after': new Date(now + 5000).toUTCString() }), now), 5000);
     assert.equal(retryWaitMs(new Headers({ 'x-ratelimit-reset': String(now / 1000 + 7) }), now), 7000);
     assert.equal(retryWaitMs(new Headers({ 'retry-after': '2', 'x-ratelimit-reset': String(now / 1000 + 7) }), now), 2000);
     assert.equal(retryWaitMs(new Headers(), now), 1000);
+    // A reset the local clock sees as past (the window ended, or the clocks disagree) is no reason to retry at once.
+    assert.equal(retryWaitMs(new Headers({ 'x-ratelimit-reset': String(now / 1000 - 30) }), now), 1000);
   });
 });
 

@@ -2,7 +2,8 @@
  * The template playground in a real browser (Debian's chromium through
  * playwright-core) against the real service: what it serves and under which
  * Content-Security-Policy, the preview of the default example, an error's
- * line named and marked, assets, examples, fonts, zoom, download, curl,
+ * line named and marked, warnings (non-ASCII text decoded from the header's
+ * escapes), assets, examples, fonts, zoom, download, curl,
  * keyboard use and axe-core, with no console error along the way.
  *
  * The tests run in order on one page, as one person's session.
@@ -15,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
+import { warningsHeader } from '../src/messages.js';
 import {
   browserMissing,
   launchBrowser,
@@ -186,8 +188,34 @@ describe('playground', { skip: missing }, () => {
     const { revision } = await settledPreview(page);
     await replaceLine(page, 'template-editor', 4, '#set text(font: "Comic Sans MS")');
     await waitForPreview(page, revision);
-    assert.match((await page.locator('#warnings').textContent()) ?? '', /^Warning, line 4(, column \d+)?: unknown font family/);
+    assert.match((await page.locator('#warnings').textContent()) ?? '', /^Warning: line 4(, column \d+)?: unknown font family/);
     assert.equal(await page.getByTestId('template-editor').locator('.cm-warning-line').getAttribute('data-problem-line'), '4');
+    const again = await previewRevision(page);
+    await replaceLine(page, 'template-editor', 4, '//');
+    await waitForPreview(page, again);
+    assert.equal(await page.locator('#warnings').isHidden(), true);
+  });
+
+  it('shows the warnings with their \\uXXXX escapes decoded, as the service writes non-ASCII text in the header', async () => {
+    // The service's warnings are ASCII today; the header as it would carry other text is put on the real answer.
+    const header = warningsHeader([{ line: 4, column: 2, message: 'Café « naïve » — 日本語 😀' }]);
+    await page.route('**/v1/pdf/generate', async (route) => {
+      const response = await route.fetch();
+      const headers: Record<string, string> = { ...response.headers(), 'x-typst-warnings': header };
+      delete headers['content-encoding'];
+      delete headers['content-length'];
+      await route.fulfill({ response, headers });
+    });
+    try {
+      const { revision } = await settledPreview(page);
+      await replaceLine(page, 'template-editor', 4, '// edited');
+      await waitForPreview(page, revision);
+      assert.equal(await page.locator('#warnings').textContent(), 'Warning: line 4, column 2: Café « naïve » — 日本語 😀');
+      const marked = page.getByTestId('template-editor').locator('.cm-warning-line');
+      assert.equal(await marked.getAttribute('data-problem-line'), '4');
+    } finally {
+      await page.unroute('**/v1/pdf/generate');
+    }
     const again = await previewRevision(page);
     await replaceLine(page, 'template-editor', 4, '//');
     await waitForPreview(page, again);

@@ -10,9 +10,10 @@
  *   say whether the newer text still has it); a PDF always is, as it is
  *   newer than the one on screen.
  * - On 429 (and 503) nothing is sent until the time the answer names
- *   (Retry-After, else X-RateLimit-Reset); then the newest text is sent once.
+ *   (Retry-After, else X-RateLimit-Reset, else one second: typst-pdf-client's
+ *   retryWaitMs); then the newest text is sent once.
  */
-import { parseWarnings, type Warning } from './messages.js';
+import { errorFromResponse, parseWarnings, RETRYABLE_STATUSES, retryWaitMs } from 'typst-pdf-client';
 
 export interface GenerateBody {
   data: Record<string, unknown>;
@@ -30,8 +31,8 @@ export interface RateLimit {
 }
 
 export type Outcome =
-  | { kind: 'pdf'; pdf: Uint8Array<ArrayBuffer>; warnings: Warning[]; ms: number }
-  | { kind: 'error'; status: number; message: string; warnings: Warning[] };
+  | { kind: 'pdf'; pdf: Uint8Array<ArrayBuffer>; warnings: string[]; ms: number }
+  | { kind: 'error'; status: number; message: string; warnings: string[] };
 
 export interface SchedulerHooks {
   /** The request to send, or a reason there is none (no key, data not valid JSON). */
@@ -52,25 +53,6 @@ export function rateLimitOf(response: Response): RateLimit | null {
   if (remaining === null || reset === null) return null;
   const limit = response.headers.get('x-ratelimit-limit');
   return { limit: limit === null ? null : Number(limit), remaining: Number(remaining), resetAt: Number(reset) * 1000 };
-}
-
-/** Milliseconds to wait before the next request, from a 429 or 503 answer. */
-function waitOf(response: Response, now = Date.now()): number {
-  const retryAfter = Number(response.headers.get('retry-after'));
-  if (Number.isFinite(retryAfter) && retryAfter > 0) return retryAfter * 1000;
-  const reset = Number(response.headers.get('x-ratelimit-reset'));
-  if (Number.isFinite(reset) && reset * 1000 > now) return reset * 1000 - now;
-  return 5000;
-}
-
-async function errorMessage(response: Response): Promise<string> {
-  try {
-    const body = (await response.json()) as { error?: unknown };
-    if (typeof body.error === 'string') return body.error;
-  } catch {
-    // not the service's JSON error body
-  }
-  return `The service answered ${response.status} ${response.statusText}`.trim();
 }
 
 export class CompileScheduler {
@@ -145,9 +127,9 @@ export class CompileScheduler {
       this.show({ kind: 'pdf', pdf, warnings, ms: Math.round(performance.now() - started) }, revision);
       return;
     }
-    const message = await errorMessage(response);
-    if (response.status === 429 || response.status === 503) {
-      this.wait(waitOf(response), response.status);
+    const { message } = await errorFromResponse(response);
+    if (RETRYABLE_STATUSES.has(response.status)) {
+      this.wait(retryWaitMs(response.headers), response.status);
       return;
     }
     this.show({ kind: 'error', status: response.status, message, warnings }, revision);

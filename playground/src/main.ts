@@ -7,6 +7,7 @@
  * rate-limited like any client and the service keeps nothing. The key stays
  * in this tab's sessionStorage.
  */
+import { type TemplatePlace, templatePlace } from 'typst-pdf-client';
 import { AssetPanel } from './assets.js';
 import { CompileScheduler, type GenerateBody, type Outcome, type RateLimit } from './compile.js';
 import { curlCommand } from './curl.js';
@@ -15,7 +16,7 @@ import { EngineMenus } from './engine.js';
 import { DEFAULT_EXAMPLE, EXAMPLES, loadExample, type Example } from './examples.js';
 import { FontPanel } from './fonts.js';
 import { loadKey, saveKey } from './key.js';
-import { errorPlace, jsonErrorPlace, type Warning } from './messages.js';
+import { jsonErrorPlace } from './messages.js';
 import { Preview, type Zoom } from './preview.js';
 
 function element<T extends HTMLElement>(id: string): T {
@@ -45,7 +46,7 @@ let rateLimit: RateLimit | null = null;
 let waitingUntil: number | null = null;
 /** The parsed data editor, or null while it does not hold a JSON object. */
 let dataValue: Record<string, unknown> | null = {};
-let errorPlaceShown: { line: number; column: number | null } | null = null;
+let errorPlaceShown: TemplatePlace | null = null;
 
 /** Marks the first time each step of the first preview happens, for the load test's breakdown. */
 const marked = new Set<string>();
@@ -244,18 +245,18 @@ function requestBody(): GenerateBody | { skip: string } {
   return { data: dataValue, template: loading?.template ?? template.text, ...(files ? { assets: files } : {}), ...engineMenus.fields() };
 }
 
-function warningProblems(warnings: Warning[]): Problem[] {
-  return warnings
-    .filter((w): w is Warning & { line: number } => w.line !== null)
-    .map((w) => ({ severity: 'warning', line: w.line, column: w.column, message: w.message }));
+function warningProblems(warnings: string[]): Problem[] {
+  return warnings.flatMap((warning) => {
+    const place = templatePlace(warning);
+    return place ? [{ severity: 'warning' as const, line: place.line, column: place.column, message: warning }] : [];
+  });
 }
 
-function showWarnings(warnings: Warning[]): void {
+function showWarnings(warnings: string[]): void {
   warningList.replaceChildren(
-    ...warnings.map((w) => {
+    ...warnings.map((warning) => {
       const item = document.createElement('li');
-      const place = w.line === null ? '' : `, line ${w.line}${w.column === null ? '' : `, column ${w.column}`}`;
-      item.textContent = `Warning${place}: ${w.message}`;
+      item.textContent = `Warning: ${warning}`;
       return item;
     }),
   );
@@ -264,7 +265,7 @@ function showWarnings(warnings: Warning[]): void {
 
 function showError(message: string): void {
   errorText.textContent = message;
-  errorPlaceShown = message === '' ? null : errorPlace(message);
+  errorPlaceShown = message === '' ? null : templatePlace(message);
   errorGoTo.hidden = errorPlaceShown === null;
   if (errorPlaceShown) errorGoTo.textContent = `Go to line ${errorPlaceShown.line}`;
   previewElement.classList.toggle('stale', message !== '' && lastPdf !== null);

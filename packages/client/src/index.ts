@@ -7,12 +7,17 @@
  * within a bounded number of attempts and a bounded total wait; every other
  * failure rejects with a TypstPdfError carrying the status and the service's
  * message. Uses the global fetch of Node 20 or later (or the one given).
+ * Nothing here imports a node: module, so it runs in browsers as it is (the
+ * playground page bundles it); only cli.ts is for Node.
  */
 import { TypstPdfError, errorFromResponse } from './errors.js';
 import { RETRYABLE_STATUSES, retryWaitMs } from './retry-wait.js';
+import { parseWarnings } from './warnings-header.js';
 
-export { TypstPdfError } from './errors.js';
-export { retryWaitMs } from './retry-wait.js';
+export { errorFromResponse, TypstPdfError } from './errors.js';
+export { RETRYABLE_STATUSES, retryWaitMs } from './retry-wait.js';
+export { type TemplatePlace, templatePlace } from './template-place.js';
+export { parseWarnings } from './warnings-header.js';
 
 export interface GenerateRequest {
   /** Exposed to the template as the Typst dictionary `data`. */
@@ -69,7 +74,7 @@ export interface GeneratedPdf {
   typstVersion: string | undefined;
   /**
    * The service's warnings (`X-Typst-Warnings`), e.g. "line 2, column 17: unknown font family
-   * (not among GET /v1/fonts; Typst uses a fallback font)"; empty when there are none.
+   * (not among GET /v1/fonts; Typst uses a fallback font)", its `\uXXXX` escapes decoded; empty when there are none.
    */
   warnings: string[];
 }
@@ -156,13 +161,6 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
     options.onRetry?.({ status: error.status, message: error.message, waitMs, attempt: attempt + 1, maxAttempts });
     await sleep(waitMs, options.signal);
   }
-}
-
-/** `X-Typst-Warnings: <count>; <warning> | <warning>` as a list. */
-export function parseWarnings(header: string | null): string[] {
-  if (!header) return [];
-  const list = header.replace(/^\d+; /, '');
-  return list === '' ? [] : list.split(' | ');
 }
 
 function encodeAssets(assets: GenerateRequest['assets']): Record<string, string> | undefined {

@@ -1,7 +1,11 @@
 /**
  * How long to wait before retrying a 429 or 503, from the answer's headers:
  * Retry-After (seconds or an HTTP date), else X-RateLimit-Reset (UNIX seconds
- * at which the rate-limit window ends), else one second.
+ * at which the rate-limit window ends) while it is still ahead, else one
+ * second. The service sends Retry-After on every 429 and 503 (one second when
+ * it is busy), so the last two cover answers from something in front of it,
+ * and a reset that the local clock already sees as past (the window just
+ * ended, or the two clocks disagree) never makes a retry without a wait.
  */
 
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 503]);
@@ -16,7 +20,7 @@ export function retryWaitMs(headers: Headers, now: number = Date.now()): number 
     const date = Date.parse(retryAfter);
     if (Number.isFinite(date)) return Math.max(0, date - now);
   }
-  const reset = Number(headers.get('x-ratelimit-reset') ?? NaN);
-  if (Number.isFinite(reset) && reset > 0) return Math.max(0, reset * 1000 - now);
+  const resetAt = Number(headers.get('x-ratelimit-reset') ?? NaN) * 1000;
+  if (Number.isFinite(resetAt) && resetAt > now) return resetAt - now;
   return DEFAULT_WAIT_MS;
 }
