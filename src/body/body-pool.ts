@@ -24,19 +24,48 @@ const POOL_MIN_BYTES = 256 * 1024;
 /** At most this many pool buffers (each MAX_BODY_BYTES, resident once used): enough for the large bodies in flight at once. */
 const POOL_SIZE = 4;
 
+/** Shared memory is copied a word at a time only between places aligned alike (copyIntoBody). */
+const WORD = 8;
+/** Ordinary memory a chunk passes through on its way into shared memory; zero-filled after each use. */
+const STAGING_BYTES = 64 * 1024;
+let staging: Buffer | undefined;
+
 const buffers: SharedArrayBuffer[] = [];
 const free: number[] = [];
 
-/** A buffer for a body of `size` bytes: a pool buffer's first `size` bytes, or a buffer of its own. */
+/** A buffer for a body of `size` bytes: the first `size` bytes of a pool buffer, or a buffer of its own. */
 export function bodyBuffer(size: number): Buffer {
   if (size <= POOL_MIN_BYTES || size > MAX_BODY_BYTES) return ownedBuffer(size);
   let slot = free.pop();
   if (slot === undefined) {
     if (buffers.length >= POOL_SIZE) return ownedBuffer(size);
     slot = buffers.length;
-    buffers.push(new SharedArrayBuffer(MAX_BODY_BYTES));
+    buffers.push(new SharedArrayBuffer(MAX_BODY_BYTES + WORD));
   }
   return Buffer.from(buffers[slot]!, 0, size);
+}
+
+/**
+ * `chunk.copy(body, at)`. V8 copies into shared memory (a pool buffer) a
+ * word at a time only when source and target are aligned alike, and a
+ * byte at a time otherwise: about 5 ms for 9 MB instead of 1.4, and Node's
+ * chunks land wherever the one before ended. So a chunk that would not line
+ * up goes through an ordinary buffer, placed so that it does.
+ */
+export function copyIntoBody(chunk: Buffer, body: Buffer, at: number): void {
+  if (!(body.buffer instanceof SharedArrayBuffer) || (chunk.byteOffset - (body.byteOffset + at)) % WORD === 0) {
+    chunk.copy(body, at);
+    return;
+  }
+  staging ??= ownedBuffer(STAGING_BYTES + WORD);
+  const lead = (body.byteOffset + at) % WORD;
+  for (let from = 0; from < chunk.length; from += STAGING_BYTES) {
+    const to = Math.min(chunk.length, from + STAGING_BYTES);
+    // Starting `lead` bytes into the staging buffer, it is aligned as the target is.
+    chunk.copy(staging, lead, from, to);
+    staging.copy(body, at + from, lead, lead + (to - from));
+    staging.fill(0, lead, lead + (to - from));
+  }
 }
 
 /** The pool buffer `body` is in, or undefined for a buffer of its own. */

@@ -9,7 +9,7 @@
  * as it passes the limit, without keeping what came.
  */
 import type { Readable } from 'node:stream';
-import { bodyBuffer, releaseBody } from './body-pool.js';
+import { bodyBuffer, copyIntoBody, releaseBody } from './body-pool.js';
 
 export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
@@ -53,7 +53,7 @@ export function receiveBody(stream: Readable, declaredLength: number | undefined
         releaseBody(body);
         body = grown;
       }
-      chunk.copy(body, received);
+      copyIntoBody(chunk, body, received);
       received += chunk.length;
       chunk.fill(0);
     };

@@ -78,9 +78,8 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
   app.post<{ Body: Job }>('/v1/pdf/generate', { onRequest: requireJsonWithinLimit }, async (request, reply) => {
     const job = request.body;
     const { body: bytes } = job;
-    reply.wipeAfterResponse(bytes);
-    // A body in a reused buffer (body-pool.ts) goes back once the response is done and its job has
-    // settled: only then has the pipe to the worker stopped reading from it.
+    // The body is wiped (and a pool buffer given back, body-pool.ts) once the response is done and its
+    // job has settled: only then has the pipe to the worker stopped reading from it.
     let settled: Promise<unknown> = Promise.resolve();
     reply.raw.once('close', () => {
       const release = () => releaseBody(bytes);
