@@ -4,8 +4,8 @@
  * Request content (the body, the PDF, a template's error message) travels
  * only here, as bytes, never through Node's IPC serializer: nothing on this
  * path becomes a JavaScript string, and every buffer can be zero-filled
- * once its step is done. Node's IPC channel keeps the control messages of
- * a worker's start (ready, fatal).
+ * once its step is done. Node's IPC channel keeps the messages of a
+ * worker's start (its options, then ready or fatal: worker-start.ts).
  *
  * A frame: u32 length of what follows, u8 type, u32 job id, then the fields
  * of its type (all integers little-endian):

@@ -4,8 +4,8 @@
  * and the worker its engine; the one `Outcome` the pool hands back; and the
  * parts of an outcome a worker words (warnings, a template's failure).
  * Jobs and outcomes travel as frames of raw bytes on the worker's own pipe
- * (frames.ts); control messages of a worker's start go over Node's IPC
- * channel (they carry no request content).
+ * (frames.ts); the messages of a worker's start go over Node's IPC channel
+ * (worker-start.ts: they carry no request content).
  */
 import type { BodyLayout } from '../body/layout.js';
 
@@ -54,5 +54,3 @@ export const WORKER_STATUS = {
   /** A PDF over MAX_PDF_BYTES: the only 422 of the API. */
   pdfTooLarge: 422,
 } as const;
-
-export type ControlMessage = { type: 'ready' } | { type: 'fatal'; message: string };

@@ -8,7 +8,9 @@
  *
  * Each worker has a pipe of its own for frames of raw bytes (frames.ts):
  * the request body goes in as it was received, the PDF or the error answer
- * comes out, and neither becomes a JavaScript string here.
+ * comes out, and neither becomes a JavaScript string here. A worker's
+ * options (the engine's settings and the font catalogue) reach it once, on
+ * the IPC channel, as it starts (worker-start.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
@@ -21,9 +23,10 @@ import type { FontFamilyInfo } from './fonts/types.js';
 import { FrameReader, FrameType, readOutcome, writeJob, type Frame } from './frames.js';
 import { JobQueue, release, type Waiting } from './job-queue.js';
 import { residentBytes, watchAllocationFailure } from './memory-watch.js';
-import type { ControlMessage, Job, Outcome } from './job.js';
+import type { Job, Outcome } from './job.js';
 import { scrubReadBuffer } from '../read-buffer-scrub.js';
 import { DEFAULT_ENGINE, ENGINE_VERSIONS } from './typst-version.js';
+import { sendOptions, type StartReport } from './worker-start.js';
 
 /**
  * The pool's settings carry the names of the service's settings (config.ts,
@@ -159,7 +162,7 @@ export class RenderPool extends EventEmitter {
     return { size: this.options.workers, ready, busy, queued: this.queue.length, queueLimit: this.options.queueLimit, spare };
   }
 
-  /** The font families the workers loaded, as the last worker to start reported them. */
+  /** The font families every worker loads: those of the catalogue the pool sends each one as it starts. */
   fonts(): FontFamilyInfo[] {
     return this.options.engine.fonts?.families ?? [];
   }
@@ -191,13 +194,14 @@ export class RenderPool extends EventEmitter {
 
   private spawn(role: Slot['role']): Promise<void> {
     const spawnedAt = performance.now();
-    const child = fork(this.options.workerScript ?? DEFAULT_WORKER, [JSON.stringify(this.options.engine)], {
+    const child = fork(this.options.workerScript ?? DEFAULT_WORKER, [], {
       env: this.options.env,
       execArgv: WORKER_NODE_FLAGS,
       // fd 3: the frame pipe. Rust and Node diagnostics can quote template content: never let them
       // reach the server's output; stderr is read only to notice a failed allocation (memory-watch.ts).
       stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'ipc'],
     });
+    sendOptions(child, this.options.engine);
     const pipe = child.stdio[3] as Socket;
     const slot: Slot = { child, pipe, role, state: 'starting', jobs: 0 };
     watchAllocationFailure(child.stderr!, () => (slot.allocationFailed = true));
@@ -215,7 +219,7 @@ export class RenderPool extends EventEmitter {
     this.slots.add(slot);
     return new Promise<void>((resolve, reject) => {
       let settled = false;
-      child.on('message', (message: ControlMessage) => {
+      child.on('message', (message: StartReport) => {
         if (message.type === 'ready') {
           settled = true;
           this.consecutiveStartFailures = 0;

@@ -2,7 +2,8 @@
  * Worker process entry: holds both Typst engines (0.11 and 0.14, see
  * bindings.ts) and compiles one job at a time, on the engine the job names.
  * Jobs arrive, and outcomes leave, as frames of raw bytes on fd 3
- * (frames.ts); the IPC channel carries only the start (ready or fatal).
+ * (frames.ts); the IPC channel carries only its start (its options in,
+ * ready or fatal out: worker-start.ts).
  * The server kills it when a job overruns; it writes nothing to disk, logs
  * nothing of a job, and wipes every buffer of a job once it is sent.
  */
@@ -11,11 +12,12 @@ import { Socket, type SocketConstructorOpts } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { jsonErrorBody } from '../body/error-body.js';
 import { MESSAGES, pdfTooLargeMessage, templateMessage, warningsHeader } from '../messages.js';
-import type { Compiled, EngineOptions, TypstEngine } from './engine.js';
+import type { Compiled, TypstEngine } from './engine.js';
 import { frameOnRead, FrameType, readJob, writeDone, writeFailed, writeStarted, type Frame } from './frames.js';
 import { PAGE_BYTES } from './memory-watch.js';
-import { type ControlMessage, WORKER_STATUS, type Job } from './job.js';
+import { WORKER_STATUS, type Job } from './job.js';
 import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId } from './typst-version.js';
+import { receiveOptions, type StartReport } from './worker-start.js';
 
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
 const FRAME_FD = 3;
@@ -51,7 +53,7 @@ function residentBytes(): number {
   return Number(fields[1]) * PAGE_BYTES;
 }
 
-function send(message: ControlMessage): void {
+function send(message: StartReport): void {
   process.send?.(message);
 }
 
@@ -81,6 +83,12 @@ function ignoreGroupSignals(): void {
   process.on('SIGTERM', () => undefined);
 }
 
+/** Tells the pool why this worker cannot start, and ends it. */
+function fail(message: string): never {
+  send({ type: 'fatal', message });
+  process.exit(1);
+}
+
 /** The error and, for the binding's "Failed to load native binding", the first line of each attempt's cause. */
 function startFailure(error: unknown): string {
   const { message, cause } = error as Error;
@@ -90,8 +98,9 @@ function startFailure(error: unknown): string {
 
 async function main(): Promise<void> {
   ignoreGroupSignals();
-  const options = JSON.parse(process.argv[2] ?? '{}') as EngineOptions;
+  // First: a worker whose server is gone must not wait for its options.
   exitWithParent();
+  const options = (await receiveOptions()) ?? fail('Typst worker received no options from the server');
   // Both engines, started together: a worker can take any job, and an idle one costs about 8 MiB (PSS) more (README).
   const engines = new Map<EngineId, TypstEngine>();
   try {
@@ -99,8 +108,7 @@ async function main(): Promise<void> {
     const { TypstEngine: Engine } = await import('./engine.js');
     for (const id of ENGINE_IDS) engines.set(id, new Engine(id, options));
   } catch (error) {
-    send({ type: 'fatal', message: `Typst engine failed to start: ${startFailure(error)}` });
-    process.exit(1);
+    fail(`Typst engine failed to start: ${startFailure(error)}`);
   }
 
   // `onread` (documented for net.Socket, missing from its constructor's types): reads land in the frame's own buffer.

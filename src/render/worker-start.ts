@@ -1,0 +1,52 @@
+/**
+ * A worker's start, over Node's IPC channel: the pool sends the worker its
+ * options once, right after the fork, and the worker answers ready or
+ * fatal. The options travel here rather than on the command line, where
+ * the font catalogue they hold would fill every `ps` line of a worker.
+ * Nothing of a request ever takes this channel (jobs are frames, frames.ts).
+ */
+import type { ChildProcess } from 'node:child_process';
+import type { EngineOptions } from './engine.js';
+
+/** Server -> worker, once. */
+interface OptionsMessage {
+  type: 'options';
+  options: EngineOptions;
+}
+
+/** Worker -> server: the engines are up, or why they are not. */
+export type StartReport = { type: 'ready' } | { type: 'fatal'; message: string };
+
+/**
+ * The pool writes the options right after the fork, so they wait in the
+ * channel before the worker's event loop first turns. A worker still
+ * without them after this long was not started by the pool, or the pool is
+ * broken: it reports so and ends rather than wait for ever. (A worker whose
+ * server is gone ends at once: see exitWithParent in worker.ts.)
+ */
+const OPTIONS_TIMEOUT_MS = 10_000;
+
+/**
+ * Sent right after the fork, before the worker has even loaded: Node keeps
+ * a message that arrives before the worker listens for one until it does.
+ */
+export function sendOptions(child: ChildProcess, options: EngineOptions): void {
+  // A failed send (the worker already gone) is reported as the child's 'error', and its exit follows.
+  child.send({ type: 'options', options } satisfies OptionsMessage);
+}
+
+/** The worker's side: its options, or undefined if none came in time. */
+export function receiveOptions(): Promise<EngineOptions | undefined> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown): void => {
+      if ((message as OptionsMessage | null)?.type === 'options') done((message as OptionsMessage).options);
+    };
+    const timer = setTimeout(() => done(undefined), OPTIONS_TIMEOUT_MS);
+    const done = (options: EngineOptions | undefined): void => {
+      clearTimeout(timer);
+      process.off('message', onMessage);
+      resolve(options);
+    };
+    process.on('message', onMessage);
+  });
+}
