@@ -14,6 +14,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { nameProblem } from '../src/body/asset-names.js';
 import { base64Invalid, decodeAssetValue, decodeBase64 } from '../src/body/base64.js';
+import { bodyBuffer, copyIntoBody, releaseBody } from '../src/body/body-pool.js';
 import { BodyChecker } from '../src/body/check-thread.js';
 import { errorBody } from '../src/body/error-body.js';
 import { checkBody, type BodyCheck } from '../src/body/json-check.js';
@@ -584,6 +585,33 @@ describe('large bodies are checked on a thread of their own', () => {
         assert.deepEqual(check, checkBody(original));
         assert.ok(bytes.equals(original));
         if (text.length > 256 * 1024) assert.equal(sent.length, 0, 'the memory was moved, not copied');
+      }
+    } finally {
+      await checker.close();
+    }
+  });
+
+  it('reads a body in a pool buffer where it is, and the pool gives back zeros', async () => {
+    const checker = new BodyChecker({ maxImagePixels: 100e6 });
+    try {
+      for (const text of [
+        `{"data":{"pad":"${'p'.repeat(400_000)}"},"template":"x","assets":{"a":"QUJD"}}`,
+        `{"data":{"pad":"${'p'.repeat(400_000)}"},"template":"x","assets":{"../a":"QUJD"}}`,
+      ]) {
+        const original = Buffer.from(text);
+        const sent = bodyBuffer(original.length);
+        assert.ok(sent.buffer instanceof SharedArrayBuffer, 'a large body is in a pool buffer');
+        // Copied in odd pieces, as Node's chunks come: every alignment of source and target.
+        for (let at = 0; at < original.length; at += 65_531) copyIntoBody(original.subarray(at, at + 65_531), sent, at);
+        const { bytes, check } = await checker.check(sent);
+        assert.deepEqual(check, checkBody(original));
+        assert.equal(bytes, sent, 'the same bytes, not moved');
+        assert.ok(bytes.equals(original));
+        releaseBody(bytes);
+        assert.ok(
+          sent.every((b) => b === 0),
+          'released: zero-filled',
+        );
       }
     } finally {
       await checker.close();

@@ -85,10 +85,20 @@ export function poolBuffer(slot: number): SharedArrayBuffer {
  * (generate.ts), or the receiver for a body it refuses.
  */
 export function releaseBody(body: Buffer): void {
+  wipeBody(body);
+  giveBack(body);
+}
+
+/** Zero-fills `body` (in a pool buffer or not). */
+export function wipeBody(body: Buffer): void {
+  if (poolSlot(body) === undefined) body.fill(0);
+  else zeroFillShared(body);
+}
+
+/** Gives `body`'s pool buffer back, once nothing reads from it any more; the body must be wiped already. */
+export function giveBack(body: Buffer): void {
   const slot = poolSlot(body);
-  if (slot === undefined) return void body.fill(0);
-  zeroFillShared(body);
-  if (!free.includes(slot)) free.push(slot);
+  if (slot !== undefined && !free.includes(slot)) free.push(slot);
 }
 
 /**

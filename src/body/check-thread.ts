@@ -45,7 +45,11 @@ export interface CheckedBytes {
 export class BodyChecker {
   private thread: Worker | undefined;
   private nextId = 0;
-  private readonly waiting = new Map<number, { resolve: (result: CheckedBytes) => void; reject: (error: Error) => void; body: Buffer }>();
+  /** Each body being checked, with its place: a moved body's own view is empty (detached) until it comes back. */
+  private readonly waiting = new Map<
+    number,
+    { resolve: (result: CheckedBytes) => void; reject: (error: Error) => void; body: Buffer; offset: number; length: number }
+  >();
   /** The pool buffers the running thread has been given. */
   private poolSlotsSent = new Set<number>();
 
@@ -80,7 +84,7 @@ export class BodyChecker {
       this.poolSlotsSent.add(slot);
     }
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject, body });
+      this.waiting.set(id, { resolve, reject, body, offset: body.byteOffset, length: body.length });
       try {
         thread.postMessage(request, slot === undefined ? [body.buffer as ArrayBuffer] : []);
       } catch (error) {
@@ -106,8 +110,7 @@ export class BodyChecker {
       const waiting = this.waiting.get(reply.id);
       if (!waiting) return;
       this.waiting.delete(reply.id);
-      const { body } = waiting;
-      const bytes = reply.buffer ? Buffer.from(reply.buffer, body.byteOffset, body.length) : body;
+      const bytes = reply.buffer ? Buffer.from(reply.buffer, waiting.offset, waiting.length) : waiting.body;
       if ('error' in reply) releaseBody(bytes);
       if ('error' in reply) waiting.reject(new Error(reply.error));
       else waiting.resolve({ bytes, check: reply.check });

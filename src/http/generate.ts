@@ -6,7 +6,7 @@
  * the response is sent.
  */
 import type { FastifyInstance } from 'fastify';
-import { releaseBody } from '../body/body-pool.js';
+import { giveBack, wipeBody } from '../body/body-pool.js';
 import { PoolUnavailableError } from '../render/errors.js';
 import type { Job, Outcome } from '../render/job.js';
 import { WORKER_STATUS } from '../render/job.js';
@@ -78,12 +78,13 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
   app.post<{ Body: Job }>('/v1/pdf/generate', { onRequest: requireJsonWithinLimit }, async (request, reply) => {
     const job = request.body;
     const { body: bytes } = job;
-    // The body is wiped (and a pool buffer given back, body-pool.ts) once the response is done and its
-    // job has settled: only then has the pipe to the worker stopped reading from it.
+    // The body is wiped when the response is done or abandoned; a pool buffer (body-pool.ts) goes back
+    // once the job has settled too: only then has the pipe to the worker stopped reading from it.
     let settled: Promise<unknown> = Promise.resolve();
     reply.raw.once('close', () => {
-      const release = () => releaseBody(bytes);
-      settled.then(release, release);
+      wipeBody(bytes);
+      const giveBackBuffer = () => giveBack(bytes);
+      settled.then(giveBackBuffer, giveBackBuffer);
     });
     if (answers.full()) throw new PoolUnavailableError('answers_pending');
     const abort = new AbortController();

@@ -6,7 +6,7 @@
  * `reply.wipeAfterResponse(buffer)` registers a buffer; it is wiped when
  * the response has been handed to the kernel ('finish') or the connection
  * went away ('close'), whichever comes first; a buffer registered after
- * that is wiped at once.
+ * that (or after the client left) is wiped at once.
  */
 import type { Server } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -31,7 +31,8 @@ function wipeAll(reply: FastifyReply): void {
 export function registerWipe(app: FastifyInstance): void {
   app.decorateReply('wipeAfterResponse', function (this: FastifyReply, buffer: Buffer) {
     const buffers = pending.get(this.raw);
-    if (buffers === 'done') buffer.fill(0);
+    // A response already sent or abandoned (a client gone while its job ran) has no 'finish' or 'close' to come.
+    if (buffers === 'done' || this.raw.writableFinished || this.raw.destroyed) buffer.fill(0);
     else if (buffers) buffers.push(buffer);
     else {
       pending.set(this.raw, [buffer]);
