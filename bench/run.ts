@@ -333,7 +333,11 @@ async function main(): Promise<void> {
     }),
     ...(measured('W4')
       ? [
-          { target: 'W4 server CPU per request ≤ 25 ms (c=1)', value: `${ms(byId('W4').serverCpuMs)} ms`, met: byId('W4').serverCpuMs <= 25 },
+          {
+            target: 'W4 server CPU per request ≤ 25 ms (c=1)',
+            value: `${ms(byId('W4').serverCpuMs)} ms`,
+            met: byId('W4').serverCpuMs <= 25,
+          },
           { target: 'W4 p50 at c=1 ≤ 1.25 × floor', value: `${ratio(byId('W4').p50OverFloor)} ×`, met: byId('W4').p50OverFloor <= 1.25 },
           {
             target: `W4 throughput at c=${connections} ≥ 0.8 × ${cores} × floor rate`,
