@@ -21,8 +21,8 @@ const BACKSLASH = 0x5c;
 /** A byte that starts a character: anything but a UTF-8 continuation byte. */
 const startsCharacter = (b: number) => (b & 0xc0) !== 0x80;
 
-/** Bytes of the UTF-8 character whose first byte is `lead`. */
-const utf8Width = (lead: number) => (lead < 0x80 ? 1 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2);
+/** Bytes of the UTF-8 character whose first byte is `lead` (of valid UTF-8). */
+export const utf8Width = (lead: number) => (lead < 0x80 ? 1 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2);
 
 /** Characters in `text[from, to)`. */
 export function characterCount(text: Uint8Array, from = 0, to = text.length): number {

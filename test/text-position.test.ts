@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { bomLength, characterCount, placeOf } from '../src/text-position.js';
+import { bomLength, characterCount, offsetOf, placeInJsonString, placeOf } from '../src/text-position.js';
 
 /** Text made mostly of line ends and characters of every UTF-8 width. */
 const text = fc
@@ -29,6 +29,40 @@ describe('text positions', () => {
         fc.pre(!(before.endsWith('\r') && chars[cut] === '\n'));
         const bytes = Buffer.from(value);
         assert.deepEqual(placeOf(bytes, Buffer.byteLength(before)), oracle(before));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('finds the byte of a line and column: the inverse of placeOf', () => {
+    fc.assert(
+      fc.property(text, fc.nat(), (value, pick) => {
+        const chars = Array.from(value);
+        const cut = pick % (chars.length + 1);
+        const before = chars.slice(0, cut).join('');
+        fc.pre(!(before.endsWith('\r') && chars[cut] === '\n'));
+        const bytes = Buffer.from(value);
+        const { line, column } = placeOf(bytes, Buffer.byteLength(before));
+        assert.equal(offsetOf(bytes, line - 1, column - 1), Buffer.byteLength(before));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('places an escape of a JSON string in the text JSON.parse gives, by the same rule', () => {
+    // Written as JSON: plain characters, and escapes of line ends, of a surrogate pair and of plain letters.
+    const piece = fc.constantFrom('a', 'é', '😀', ' ', '\\n', '\\r', '\\r\\n', '\\u00e9', '\\ud83d\\ude00', '\\"', '\\\\', '\\t', 'x');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), fc.nat(), (pieces, pick) => {
+        const cut = pick % (pieces.length + 1);
+        const raw = pieces.join('');
+        const body = Buffer.from(`"${raw}"`);
+        const decodedBefore = JSON.parse(`"${pieces.slice(0, cut).join('')}"`) as string;
+        const decodedAll = JSON.parse(`"${raw}"`) as string;
+        // Not between the CR and LF of one line end.
+        fc.pre(!(decodedBefore.endsWith('\r') && decodedAll[decodedBefore.length] === '\n'));
+        const at = 1 + Buffer.byteLength(pieces.slice(0, cut).join(''));
+        assert.deepEqual(placeInJsonString(body, { start: 1, end: body.length - 1 }, at), oracle(decodedBefore));
       }),
       { numRuns: 2000 },
     );

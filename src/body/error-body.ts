@@ -5,6 +5,7 @@
  * buffer once it is sent.
  */
 import type { BodyError } from './layout.js';
+import { utf8Width } from '../text-position.js';
 import { ownedBuffer } from './owned-buffer.js';
 
 /** At most this many bytes of a name are quoted, cut where no escape or character is split. */
@@ -24,7 +25,7 @@ function cutAt(raw: Uint8Array, limit: number): number {
   let safe = 0;
   for (let i = 0; i < limit; ) {
     const b = raw[i]!;
-    const width = b === 0x5c ? (raw[i + 1] === 0x75 ? 6 : 2) : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    const width = b === 0x5c ? (raw[i + 1] === 0x75 ? 6 : 2) : utf8Width(b);
     if (i + width > limit) break;
     i += width;
     safe = i;
