@@ -16,7 +16,7 @@ import type { BodyLayout } from '../src/body/layout.js';
 import { TypstEngine } from '../src/render/engine.js';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { createSandbox, type Sandbox } from '../src/render/sandbox.js';
-import { ENGINE_IDS } from '../src/render/typst-version.js';
+import { ENGINE_IDS } from '../src/typst-version.js';
 import { workloads, type Workload } from './workloads.js';
 
 interface FloorRequest {

@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId, engineOf } from './render/typst-version.js';
+import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId, engineOf } from './typst-version.js';
 
 export interface Config {
   /** TCP port of the API. */

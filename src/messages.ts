@@ -18,7 +18,7 @@
 import type { JsonFault } from './body/json-scanner.js';
 import type { TemplateFailure, Warning } from './render/job.js';
 import type { Place } from './text-position.js';
-import { ENGINE_IDS, PDF_STANDARDS } from './render/typst-version.js';
+import { ENGINE_IDS, PDF_STANDARDS } from './typst-version.js';
 
 const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
 

@@ -18,7 +18,7 @@ import { firstEscape, hex4, unescapeJsonString } from './json-string.js';
 import { CLOSE_OBJECT, COLON, COMMA, fault, JsonError, JsonScanner, kindAt, OPEN_OBJECT, QUOTE, skipWhitespace } from './json-scanner.js';
 import { BODY_MESSAGES, invalidJson, MESSAGES, notUtf8, templateLoneSurrogate } from '../messages.js';
 import { bomLength, firstInvalidUtf8, placeInJsonString, placeOf } from '../text-position.js';
-import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, PDF_STANDARDS, type PdfOptions, type PdfStandard } from '../render/typst-version.js';
+import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, PDF_STANDARDS, type PdfOptions, type PdfStandard } from '../typst-version.js';
 import type { AssetEntry, BodyError, BodyLayout, Kind, Range } from './layout.js';
 
 export type BodyCheck = { ok: true; layout: BodyLayout } | { ok: false; error: BodyError };

@@ -4,7 +4,7 @@
  * the checker's files (src/body/) and the render side that reads the body
  * by these ranges.
  */
-import type { EngineId, PdfOptions } from '../render/typst-version.js';
+import type { EngineId, PdfOptions } from '../typst-version.js';
 
 /** Byte offsets into the body, end exclusive. */
 export interface Range {

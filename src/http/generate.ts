@@ -12,7 +12,7 @@ import type { Job, Outcome } from '../render/job.js';
 import { WORKER_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
 import { requireJsonWithinLimit } from './json-body.js';
-import { ENGINE_IDS, ENGINE_VERSIONS, PDF_STANDARDS } from '../render/typst-version.js';
+import { ENGINE_IDS, ENGINE_VERSIONS, PDF_STANDARDS } from '../typst-version.js';
 
 export interface Renderer {
   render(job: Job, signal?: AbortSignal): Promise<Outcome>;

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { SERVICE_VERSION, TYPST_VERSION } from '../version.js';
-import { ENGINE_IDS, ENGINE_VERSIONS } from '../render/typst-version.js';
+import { ENGINE_IDS, ENGINE_VERSIONS } from '../typst-version.js';
 import { MESSAGES } from '../messages.js';
 import { generateBodySchema } from './generate.js';
 

@@ -26,7 +26,7 @@ import type { TemplateFailure, Warning, Job } from './job.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
 import { type Binding, bindingOf, type Compiler, type CompilerArgs, exportRefusal } from './bindings.js';
-import type { EngineId } from './typst-version.js';
+import type { EngineId } from '../typst-version.js';
 
 /**
  * The service's own files. Their names hold `~`, which no asset name may

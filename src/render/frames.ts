@@ -18,7 +18,7 @@
 import type { Socket } from 'node:net';
 import type { BodyLayout } from '../body/layout.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
-import { ENGINE_IDS, PDF_STANDARDS } from './typst-version.js';
+import { ENGINE_IDS, PDF_STANDARDS } from '../typst-version.js';
 import type { Job } from './job.js';
 
 export const FrameType = { Job: 1, Started: 2, Done: 3, Failed: 4 } as const;

@@ -25,7 +25,7 @@ import { JobQueue, release, type Waiting } from './job-queue.js';
 import { residentBytes, watchAllocationFailure } from './memory-watch.js';
 import type { Job, Outcome } from './job.js';
 import { scrubReadBuffer } from '../read-buffer-scrub.js';
-import { DEFAULT_ENGINE, ENGINE_VERSIONS } from './typst-version.js';
+import { DEFAULT_ENGINE, ENGINE_VERSIONS } from '../typst-version.js';
 import { sendOptions, type StartReport } from './worker-start.js';
 
 /**

@@ -16,7 +16,7 @@ import type { Compiled, TypstEngine } from './engine.js';
 import { frameOnRead, FrameType, readJob, writeDone, writeFailed, writeStarted, type Frame } from './frames.js';
 import { PAGE_BYTES } from './memory-watch.js';
 import { WORKER_STATUS, type Job } from './job.js';
-import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId } from './typst-version.js';
+import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId } from '../typst-version.js';
 import { receiveOptions, type StartReport } from './worker-start.js';
 
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */

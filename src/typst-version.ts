@@ -1,7 +1,7 @@
 /**
  * The Typst engines the service runs, and the PDF export options of the
  * later one. Pure data: the server checks request fields against it without
- * loading a native binding (only workers do that, see bindings.ts).
+ * loading a native binding (only workers do that, see render/bindings.ts).
  */
 
 /** The engines, as a request's `typst` field names them. */
