@@ -15,7 +15,17 @@ import { pino } from 'pino';
 import { buildApp } from '../src/app.js';
 import { jsonErrorBody } from '../src/body/error-body.js';
 import { KeyStore } from '../src/http/keys.js';
-import { MESSAGES, pdfTooLargeMessage, templateMessage, timeoutMessage, unsupportedEncoding } from '../src/messages.js';
+import {
+  ASSET_NAME_PROBLEMS,
+  ASSET_REFUSAL,
+  BODY_MESSAGES,
+  invalidJson,
+  MESSAGES,
+  pdfTooLargeMessage,
+  templateMessage,
+  timeoutMessage,
+  unsupportedEncoding,
+} from '../src/messages.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../src/render/errors.js';
 import type { Outcome } from '../src/render/job.js';
 import { WORKER_STATUS } from '../src/render/job.js';
@@ -68,8 +78,19 @@ const via = (behaviour: () => Promise<Outcome>) => () => {
 const TEMPLATE_FAILURE = templateMessage({ kind: 'evaluation', message: 'unknown variable: x', line: 1, column: 2 });
 
 const ROWS: { status: number; when: string; message: string | RegExp; answer: () => Promise<LightMyRequestResponse> }[] = [
-  { status: 400, when: 'invalid JSON', message: /^Request body is not valid JSON: /, answer: () => generate('{') },
-  { status: 400, when: '`data` missing', message: /"data": expected a JSON object$/, answer: () => generate('{"template": "x"}') },
+  {
+    status: 400,
+    when: 'invalid JSON',
+    message: invalidJson('unexpected end of input', { line: 1, column: 2 }, 1),
+    answer: () => generate('{'),
+  },
+  { status: 400, when: '`data` missing', message: BODY_MESSAGES.missingData, answer: () => generate('{"template": "x"}') },
+  {
+    status: 400,
+    when: 'an asset name with a ".." segment',
+    message: `${ASSET_REFUSAL.beforeName}../a${ASSET_REFUSAL.problem(ASSET_NAME_PROBLEMS.dotSegment)}`,
+    answer: () => generate('{"data": {}, "template": "x", "assets": {"../a": "QUJD"}}'),
+  },
   {
     status: 400,
     when: 'a template that fails (worded by the worker)',
