@@ -89,7 +89,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    // Requests that arrive while closing are answered by http/draining.ts, with Retry-After and the SPEC message.
+    // Requests that arrive while closing are answered by http/draining.ts, with Retry-After and the 503 message.
     return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
     clientErrorHandler,

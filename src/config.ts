@@ -21,7 +21,7 @@ export interface Config {
   apiKeys: string | undefined;
   /** File with one API key entry per line. */
   apiKeysFile: string | undefined;
-  /** Hard limit of one compile, in milliseconds (SPEC: 10 s). */
+  /** Hard limit of one compile, in milliseconds (10 s unless set). */
   compileTimeoutMs: number;
   /** Jobs allowed to wait for a worker before new ones get 503. */
   queueLimit: number;
@@ -67,7 +67,7 @@ export interface Config {
   typstVersion: EngineId;
 }
 
-/** The request body limit of SPEC.md: 10 MB, counted as 10 × 1024 × 1024 bytes. */
+/** The request body limit: 10 MB, counted as 10 × 1024 × 1024 bytes. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 /** MAX_IMAGE_PIXELS unless set: 100 megapixels (a 300 dpi A4 page is 8.7). */

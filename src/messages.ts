@@ -177,15 +177,17 @@ const WARNINGS_HEADER_MAX = 2000;
 
 /**
  * `X-Typst-Warnings`: the count, then each warning as `line N, column C: message`,
- * separated by ` | `; non-ASCII characters escaped as \uXXXX, cut to a bounded length.
+ * separated by ` | `; characters outside printable ASCII, and the backslash, escaped
+ * as \uXXXX; cut to a bounded length.
  */
 export function warningsHeader(warnings: Warning[]): string {
   const parts = warnings.map((w) => {
     if (w.line === null) return w.message;
     return `line ${w.line}${w.column == null ? '' : `, column ${w.column}`}: ${w.message}`;
   });
+  // A backslash is escaped too, so that `\u` in a header always starts an escape.
   const text = `${warnings.length}; ${parts.join(' | ')}`.replace(
-    /[^\x20-\x7e]/g,
+    /[^\x20-\x5b\x5d-\x7e]/g,
     (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
   return text.length > WARNINGS_HEADER_MAX ? `${text.slice(0, WARNINGS_HEADER_MAX - 3)}...` : text;

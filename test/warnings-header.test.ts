@@ -1,8 +1,8 @@
 /**
  * X-Typst-Warnings as the service writes it (src/messages.ts) and as
  * typst-pdf-client reads it: the count dropped, the list split at ` | `, and
- * every `\uXXXX` escape (non-ASCII, control characters, both halves of a
- * character beyond U+FFFF) decoded back to the text the service worded.
+ * every `\uXXXX` escape (non-ASCII, control characters, the backslash, both
+ * halves of a character beyond U+FFFF) decoded back to the text the service worded.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -23,6 +23,12 @@ describe('X-Typst-Warnings from the service to the client', () => {
       'line 5: Café « naïve » — 日本語 😀',
       'tab\there',
     ]);
+  });
+
+  it('gives back a backslash as it was, even one followed by "u" and hex digits', () => {
+    const header = warningsHeader([{ line: 1, column: 1, message: 'a \\u0041 b \\ c' }]);
+    assert.ok(header.includes('\\u005cu0041'));
+    assert.deepEqual(parseWarnings(header), ['line 1, column 1: a \\u0041 b \\ c']);
   });
 
   it('reads escapes in either case, and leaves an escape cut short as it is', () => {

@@ -13,7 +13,7 @@ import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCras
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Why a 503 was answered (queue full, queue timeout, client gone, shutting down), for the log and metrics. */
+    /** Why a 503 was answered (UnavailableReason: queue full, queue timeout, shutting down, client gone, answers pending), for the log and metrics. */
     unavailable?: UnavailableReason;
   }
 }
@@ -34,7 +34,7 @@ export class HttpError extends Error {
 /** Seconds a client should wait before retrying a 503. */
 export const RETRY_AFTER_SECONDS = 1;
 
-/** Maps any error to its answer. Unknown errors become the SPEC's 500 message. */
+/** Maps any error to its answer. Unknown errors become the API's one 500 message. */
 function toHttpError(error: unknown, compileTimeoutMs: number): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof CompileTimeoutError) return new HttpError(422, timeoutMessage(compileTimeoutMs));

@@ -79,7 +79,8 @@ function openApiDocument(options: OpenApiOptions): Json {
               'X-Typst-Version': ref('headers', 'TypstVersion'),
               'X-Typst-Warnings': {
                 required: false,
-                description: 'Compiler warnings: the count, then `line N: message` items separated by ` | `.',
+                description:
+                  'Warnings: the count, then `line N, column C: message` items separated by ` | `; characters outside printable ASCII, and the backslash, as `\\uXXXX` (UTF-16 code units).',
                 schema: { type: 'string' },
               },
             },

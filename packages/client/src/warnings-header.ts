@@ -1,8 +1,9 @@
 /**
  * Reads `X-Typst-Warnings`. The service writes the count, then each warning
  * (`line N, column C: message`) separated by ` | `, with every character
- * outside printable ASCII as `\uXXXX`, the hex of its UTF-16 code unit (a
- * header carries ASCII only; a character beyond U+FFFF is two escapes).
+ * outside printable ASCII, and the backslash, as `\uXXXX`, the hex of its
+ * UTF-16 code unit (a header carries ASCII only; a character beyond U+FFFF
+ * is two escapes).
  * Decoding the escapes one code unit at a time gives back the text the
  * service worded.
  */
