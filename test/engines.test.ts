@@ -16,7 +16,8 @@ const ENGINES = [
   { typst: '0.14', version: '0.14.2' },
 ] as const;
 
-const TIMEOUT_MS = 3000;
+// Long enough that the runaway allocation below reaches the memory cap first (about 1.7 s on a quiet machine) even under load.
+const TIMEOUT_MS = 6000;
 
 let service: Service;
 before(async () => {
