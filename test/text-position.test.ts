@@ -18,17 +18,22 @@ function oracle(before: string): { line: number; column: number } {
   return { line: lines.length, column: Array.from(lines.at(-1)!).length + 1 };
 }
 
+/** The text before a character boundary picked by `pick`. */
+function textBefore(value: string, pick: number): string {
+  const chars = Array.from(value);
+  const cut = pick % (chars.length + 1);
+  const before = chars.slice(0, cut).join('');
+  // A cut between CR and LF is not a place a message names: the CRLF is one line end.
+  fc.pre(!(before.endsWith('\r') && chars[cut] === '\n'));
+  return before;
+}
+
 describe('text positions', () => {
   it('place of every character boundary: the line and column a split by LF, CRLF and CR gives', () => {
     fc.assert(
       fc.property(text, fc.nat(), (value, pick) => {
-        const chars = Array.from(value);
-        const cut = pick % (chars.length + 1);
-        const before = chars.slice(0, cut).join('');
-        // A cut between CR and LF is not a place a message names: the CRLF is one line end.
-        fc.pre(!(before.endsWith('\r') && chars[cut] === '\n'));
-        const bytes = Buffer.from(value);
-        assert.deepEqual(placeOf(bytes, Buffer.byteLength(before)), oracle(before));
+        const before = textBefore(value, pick);
+        assert.deepEqual(placeOf(Buffer.from(value), Buffer.byteLength(before)), oracle(before));
       }),
       { numRuns: 2000 },
     );
@@ -37,13 +42,10 @@ describe('text positions', () => {
   it('finds the byte of a line and column: the inverse of placeOf', () => {
     fc.assert(
       fc.property(text, fc.nat(), (value, pick) => {
-        const chars = Array.from(value);
-        const cut = pick % (chars.length + 1);
-        const before = chars.slice(0, cut).join('');
-        fc.pre(!(before.endsWith('\r') && chars[cut] === '\n'));
+        const at = Buffer.byteLength(textBefore(value, pick));
         const bytes = Buffer.from(value);
-        const { line, column } = placeOf(bytes, Buffer.byteLength(before));
-        assert.equal(offsetOf(bytes, line - 1, column - 1), Buffer.byteLength(before));
+        const { line, column } = placeOf(bytes, at);
+        assert.equal(offsetOf(bytes, line - 1, column - 1), at);
       }),
       { numRuns: 2000 },
     );
