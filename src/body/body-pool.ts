@@ -40,7 +40,7 @@ export function bodyBuffer(size: number): Buffer {
   if (slot === undefined) {
     if (buffers.length >= POOL_SIZE) return ownedBuffer(size);
     slot = buffers.length;
-    buffers.push(new SharedArrayBuffer(MAX_BODY_BYTES + WORD));
+    buffers.push(new SharedArrayBuffer(MAX_BODY_BYTES));
   }
   return Buffer.from(buffers[slot]!, 0, size);
 }
