@@ -95,6 +95,17 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: 'a 200 with a body of about 1 MB (in a shared pool buffer, checked on the checking thread)',
+      async run() {
+        const { body, markers } = markedRequest();
+        const large = { ...body, data: { ...body.data, rows: Array.from({ length: 20_000 }, (_, i) => `${markers.data} row ${i}`) } };
+        const res = await generate(service, large);
+        assert.equal(res.status, 200);
+        await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
       name: 'a 200 on the Typst 0.14 engine (PDF/A-2b)',
       async run() {
         const { body, markers } = markedRequest();
