@@ -2,7 +2,7 @@
  * `npm run bench [-- --quick] [-- --reps N] [-- --memory-requests N] [-- --bodies-only] [-- --workloads W1,W1-0.14]`
  *
  * For each workload (bench/workloads.ts), in repeated rounds:
- *   floor      the same compile done directly with the engine in one process (bench/floor.ts)
+ *   floor      the same compile done directly with the engine, in a process of the workload's own (bench/floor.ts)
  *   c=1        the service over HTTP on loopback, one connection: p50 and p99 latency
  *   c=2×cores  the service with 2 × cores connections: requests per second
  * then the resident memory of the server and its workers while sending many
@@ -105,7 +105,7 @@ const loadavg = () => os.loadavg().map((x) => Number(x.toFixed(2)));
 
 async function measureRound(
   service: BenchService,
-  floor: FloorProcess,
+  floors: Map<string, FloorProcess>,
   list: Workload[],
   floorEstimate: Map<string, number>,
   s: Settings,
@@ -114,6 +114,7 @@ async function measureRound(
   const figures = new Map<string, RoundFigures>();
   const connections = 2 * cores;
   for (const workload of list) {
+    const floor = floors.get(workload.id)!;
     const estimate = floorEstimate.get(workload.id)!;
     const perBlock = Math.round(clamp((s.blockSeconds * 1000) / estimate, 1, 100));
     // Every worker compiles this workload once before anything is timed; so does the floor process.
@@ -235,27 +236,31 @@ async function main(): Promise<void> {
   };
   log(`bench (${s.mode}): ${cores} cores, ${s.rounds} rounds, load average ${machine.loadavgAtStart.join(' ')}`);
 
-  // A short first pass sizes every later measurement to about the same time per workload.
-  const floor = await FloorProcess.start();
+  // A floor process per workload: a process that has compiled 9 MB of data (W4) compiles small
+  // documents after it about a third slower, which would make the floor of the next workload
+  // depend on the order of the list.
+  const floors = new Map<string, FloorProcess>();
+  for (const w of list) floors.set(w.id, await FloorProcess.start());
   const floorEstimate = new Map<string, number>();
   const pages = new Map<string, { pages: number; pdfBytes: number }>();
   const service = await startBenchService(cores);
   const rounds: Map<string, RoundFigures>[] = [];
   const loadDuringRounds: number[][] = [];
   try {
+    // A short first pass sizes every later measurement to about the same time per workload.
     for (const w of list) {
-      const answer = await floor.measure(w.id, 2);
+      const answer = await floors.get(w.id)!.measure(w.id, 2);
       floorEstimate.set(w.id, median(answer.samples));
       pages.set(w.id, { pages: answer.pages, pdfBytes: answer.pdfBytes });
     }
     for (let r = 0; r < s.rounds; r++) {
       log(`round ${r + 1}/${s.rounds} (load average ${loadavg().join(' ')})`);
-      rounds.push(await measureRound(service, floor, list, floorEstimate, s, cores));
+      rounds.push(await measureRound(service, floors, list, floorEstimate, s, cores));
       loadDuringRounds.push(loadavg());
     }
   } finally {
     await service.stop();
-    await floor.stop();
+    await Promise.all([...floors.values()].map((floor) => floor.stop()));
   }
 
   const w2 = workloads().find((w) => w.id === 'W2')!;
