@@ -73,7 +73,13 @@ async function main(): Promise<void> {
   const sandbox = createSandbox(config.packagePath);
   const pool = new RenderPool({
     ...config,
-    engine: { packagePath: config.packagePath, fonts, maxPdfBytes: config.maxPdfBytes, defaultEngine: config.typstVersion },
+    engine: {
+      packagePath: config.packagePath,
+      fonts,
+      maxPdfBytes: config.maxPdfBytes,
+      defaultEngine: config.typstVersion,
+      maxImagePixels: config.maxImagePixels,
+    },
     env: sandbox.env,
   });
   pool.on('restart', ({ reason }) => logger.warn({ reason }, 'worker replaced'));

@@ -20,6 +20,8 @@ import { bodyBuffer, copyIntoBody, releaseBody } from '../src/body/body-pool.js'
 import { BodyChecker } from '../src/body/check-thread.js';
 import { errorBody } from '../src/body/error-body.js';
 import { checkBody, type BodyCheck } from '../src/body/json-check.js';
+import type { BodyLayout } from '../src/body/layout.js';
+import { DEFAULT_MAX_IMAGE_PIXELS } from '../src/config.js';
 import { unescapeJsonString } from '../src/body/json-string.js';
 import { BODY_SHAPES } from './support/body-shapes.js';
 
@@ -305,6 +307,118 @@ describe('the body check agrees with JSON.parse', () => {
       assert.equal(oracle(unbalanced).ok, false);
       assert.match(messageOf(checkBody(unbalanced)) ?? '', NOT_JSON);
     }
+  });
+});
+
+describe('a large body leaves `data` to Typst where Typst reads exactly what the body holds', () => {
+  // Every body counts as large here (largeDataBytes 0), so the quick check runs on small generated bodies.
+  const quick = (body: Uint8Array) => checkBody(body, { maxImagePixels: DEFAULT_MAX_IMAGE_PIXELS, largeDataBytes: 0 });
+  const exact = (body: Uint8Array) => checkBody(body, { maxImagePixels: DEFAULT_MAX_IMAGE_PIXELS, largeDataBytes: Infinity });
+  const withoutFlag = ({ dataUnchecked: _, ...layout }: BodyLayout) => layout;
+
+  /** What Typst's json() (serde_json) reads: valid JSON without unpaired surrogates; more it refuses, never less. */
+  function typstReads(bytes: Uint8Array): boolean {
+    try {
+      return !anyLoneSurrogate(JSON.parse(utf8.decode(bytes)));
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * The quick check refuses as the exact one does, word for word; what it lets
+   * through with `data` unchecked either is what the exact check finds (when
+   * Typst reads the range), or is a range Typst refuses, which the worker then
+   * checks exactly.
+   */
+  function holds(body: Uint8Array): void {
+    const fast = quick(body);
+    const slow = exact(body);
+    const shown = JSON.stringify(Buffer.from(body).toString('latin1').slice(0, 300));
+    if (!fast.ok || !fast.layout.dataUnchecked) {
+      assert.deepEqual(fast, slow, shown);
+      return;
+    }
+    const data = body.subarray(fast.layout.data.start, fast.layout.data.end);
+    if (!typstReads(data)) return;
+    assert.ok(slow.ok, `${shown}: ${messageOf(slow)}`);
+    assert.deepEqual(withoutFlag(fast.layout), slow.layout, shown);
+  }
+
+  const member = fc.oneof(
+    fc.constantFrom('"typst":"0.14"', '"typst":null', '"pdf":{"standard":"a-2b","tagged":true}', '"pdf":{}', '"x":{"y":[1]}', '"x":[1]'),
+    fc.constantFrom(
+      '"assets":{"a.txt":"YQ=="}',
+      '"assets":{}',
+      '"data":{"b":[2]}',
+      '"data":{"c":"d"}',
+      '"template":"t\\"q\\\\"',
+      '"n":-1.5e3',
+    ),
+    fc.tuple(fc.string(), json).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`),
+  );
+
+  it(`on bodies with members of every kind before and after data (${runs(3000)} cases)`, () => {
+    fc.assert(
+      fc.property(
+        fc.array(member, { maxLength: 3 }),
+        fc.dictionary(fc.string(), json, { maxKeys: 4 }),
+        fc.array(member, { maxLength: 4 }),
+        text,
+        seeds,
+        (before, data, after, template, choices) => {
+          const pick = chooser(choices);
+          const parts = [...before, `"data":${write(data, pick)}`, ...after];
+          parts.splice(pick() % (parts.length + 1), 0, `"template":${JSON.stringify(template)}`);
+          holds(Buffer.from(`{${parts.join(',')}}`));
+        },
+      ),
+      { numRuns: runs(3000) },
+    );
+  });
+
+  it(`on broken bodies: bytes changed, inserted, removed, and truncations (${runs(2000)} cases)`, () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string(), json, { maxKeys: 3 }),
+        fc.array(member, { maxLength: 3 }),
+        text,
+        fc.nat(),
+        fc.constantFrom(0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x20, 0x00, 0x61, 0x31),
+        fc.nat(2),
+        (data, after, template, at, byte, how) => {
+          const body = Buffer.from(`{"data":${JSON.stringify(data)},${[...after, `"template":${JSON.stringify(template)}`].join(',')}}`);
+          const p = at % body.length;
+          const changed =
+            how === 0
+              ? Buffer.from(body).fill(byte, p, p + 1)
+              : how === 1
+                ? Buffer.concat([body.subarray(0, p), Buffer.from([byte]), body.subarray(p)])
+                : Buffer.concat([body.subarray(0, p), body.subarray(p + 1)]);
+          holds(changed);
+          holds(body.subarray(0, p));
+        },
+      ),
+      { numRuns: runs(2000) },
+    );
+  });
+
+  it('finds the end of a data object that holds more than plain values, without reading it', () => {
+    const data = `{"rows":[${'{"a":"x"},'.repeat(1000)}{"a":"y"}]}`;
+    const body = Buffer.from(`{"data":${data},"template":"= #data.rows.len()","typst":"0.14"}`);
+    const check = quick(body);
+    assert.ok(check.ok && check.layout.dataUnchecked);
+    assert.equal(body.toString('utf8', check.layout.data.start, check.layout.data.end), data);
+    assert.equal(check.layout.typst, '0.14');
+    // The same body with the object broken inside: the range is the same, and Typst refuses it.
+    const broken = Buffer.from(body.toString().replace('{"a":"y"}', '{"a":"y",}'));
+    const guess = quick(broken);
+    assert.ok(guess.ok && guess.layout.dataUnchecked);
+    assert.equal(typstReads(broken.subarray(guess.layout.data.start, guess.layout.data.end)), false);
+    assert.match(
+      messageOf(exact(broken)) ?? '',
+      /^Request body is not valid JSON: unexpected character at line 1, column \d+ \(byte \d+\)$/,
+    );
   });
 });
 

@@ -14,6 +14,7 @@
 import { isUtf8 } from 'node:buffer';
 import { DEFAULT_MAX_IMAGE_PIXELS } from '../config.js';
 import { AssetTable } from './asset-table.js';
+import { dataEndFromBack } from './data-end.js';
 import { firstEscape, hex4, unescapeJsonString } from './json-string.js';
 import { CLOSE_OBJECT, COLON, COMMA, fault, JsonError, JsonScanner, kindAt, OPEN_OBJECT, QUOTE, skipWhitespace } from './json-scanner.js';
 import { BODY_MESSAGES, invalidJson, MESSAGES, notUtf8, templateLoneSurrogate } from '../messages.js';
@@ -26,7 +27,15 @@ export type BodyCheck = { ok: true; layout: BodyLayout } | { ok: false; error: B
 export interface CheckOptions {
   /** An image asset whose header declares more pixels is refused (MAX_IMAGE_PIXELS). */
   maxImagePixels: number;
+  /**
+   * A body at least this long may leave its `data` object to Typst (data-end.ts);
+   * LARGE_DATA_BYTES unless set, Infinity for an exact check of everything.
+   */
+  largeDataBytes?: number;
 }
+
+/** Bodies from this size on are checked off the event loop (check-thread.ts), and may leave `data` to Typst. */
+export const LARGE_DATA_BYTES = 256 * 1024;
 
 /** A top-level field's occurrence: where its value is and what kind it is. */
 interface Field {
@@ -36,6 +45,8 @@ interface Field {
   loneSurrogate?: number;
   /** Only for `data`: whether it holds an unpaired surrogate escape anywhere. */
   hasLoneSurrogate?: boolean;
+  /** Only for `data`: its end was found from the back, its content left to Typst (data-end.ts). */
+  unchecked?: boolean;
   /** Only for `assets`: its entries, met as they were scanned. */
   table?: AssetTable;
   /** Only for `pdf`: its members, as written. */
@@ -64,11 +75,22 @@ function fieldOf(body: Uint8Array, start: number, end: number): FieldName | unde
   return found < 0 ? undefined : FIELD_NAMES[found];
 }
 
+/** A body the quick check cannot vouch for: it is checked exactly. */
+class CheckExactly extends Error {}
+
 /**
  * Checks the JSON text in `body[start..]` and finds the last occurrence of
  * each field of the top-level object; throws JsonError at the first fault.
+ * With `quick`, the first `data` object's end is found from the back and
+ * its content is not read (data-end.ts); a second `data` then throws
+ * CheckExactly, since the first one's content would count for nothing.
  */
-function parse(body: Uint8Array, start: number, tables: AssetTable[]): { topIsObject: boolean; fields: Partial<Record<FieldName, Field>> } {
+function parse(
+  body: Uint8Array,
+  start: number,
+  tables: AssetTable[],
+  quick: boolean,
+): { topIsObject: boolean; fields: Partial<Record<FieldName, Field>> } {
   const fields: Partial<Record<FieldName, Field>> = {};
   const scanner = new JsonScanner(body);
   let i = skipWhitespace(body, start);
@@ -88,8 +110,13 @@ function parse(body: Uint8Array, start: number, tables: AssetTable[]): { topIsOb
       i = skipWhitespace(body, i + 1);
       const kind = kindAt(body, i);
       scanner.loneSurrogate = -1;
+      if (name === 'data' && fields.data?.unchecked) throw new CheckExactly();
+      const dataEnd = quick && name === 'data' && kind === 'object' ? dataEndFromBack(body, i) : undefined;
       let end: number;
-      if (name === 'assets' && kind === 'object') {
+      if (dataEnd !== undefined) {
+        end = dataEnd;
+        fields.data = { value: { start: i, end }, kind, unchecked: true };
+      } else if (name === 'assets' && kind === 'object') {
         const table = new AssetTable(body);
         tables.push(table);
         end = scanner.scanMembers(i, (member, value, valueKind) => table.add(member, value, valueKind));
@@ -166,16 +193,25 @@ export function checkBody(body: Uint8Array, options: CheckOptions = { maxImagePi
   if (!isUtf8(body.subarray(start))) return message(notUtf8(firstInvalidUtf8(body, start)));
   const tables: AssetTable[] = [];
   try {
-    return checkFields(body, start, tables, options);
+    // A refusal is always worded by the exact check: the quick one may have missed an earlier fault in `data`.
+    if (body.length >= (options.largeDataBytes ?? LARGE_DATA_BYTES)) {
+      try {
+        const quick = checkFields(body, start, tables, options, true);
+        if (quick.ok) return quick;
+      } catch (error) {
+        if (!(error instanceof CheckExactly)) throw error;
+      }
+    }
+    return checkFields(body, start, tables, options, false);
   } finally {
     for (const table of tables) table.wipe();
   }
 }
 
-function checkFields(body: Uint8Array, start: number, tables: AssetTable[], options: CheckOptions): BodyCheck {
+function checkFields(body: Uint8Array, start: number, tables: AssetTable[], options: CheckOptions, quick: boolean): BodyCheck {
   let result: ReturnType<typeof parse>;
   try {
-    result = parse(body, start, tables);
+    result = parse(body, start, tables, quick);
   } catch (error) {
     if (!(error instanceof JsonError)) throw error;
     const at = Math.min(error.at, body.length);
@@ -212,6 +248,7 @@ function checkFields(body: Uint8Array, start: number, tables: AssetTable[], opti
     checkedAssets = outcome;
   }
   const layout: BodyLayout = { data: data.value, template: template.value, assets: checkedAssets };
+  if (data.unchecked) layout.dataUnchecked = true;
   if (engine) layout.typst = engine;
   if (pdfOptions && Object.keys(pdfOptions).length > 0) layout.pdf = pdfOptions;
   return { ok: true, layout };

@@ -32,6 +32,11 @@ export interface BodyLayout {
   typst?: EngineId;
   /** PDF export options the request names (Typst 0.14 only; the worker refuses them on 0.11). */
   pdf?: PdfOptions;
+  /**
+   * `data` was located, not read (a large body: body/data-end.ts): Typst's
+   * `json()` checks it, and a job that fails is checked exactly by the worker.
+   */
+  dataUnchecked?: boolean;
 }
 
 /**

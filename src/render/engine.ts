@@ -70,6 +70,8 @@ export interface EngineOptions {
   maxPdfBytes?: number;
   /** The engine of a request without a `typst` field (TYPST_VERSION); 0.11 when unset. */
   defaultEngine?: EngineId;
+  /** MAX_IMAGE_PIXELS, for the worker's exact check of a body whose `data` was left to Typst. */
+  maxImagePixels?: number;
 }
 
 /** What the engine made of a job: the PDF and its warnings, or why the template failed (the worker words it). */

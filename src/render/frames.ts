@@ -11,14 +11,15 @@
  * of its type (all integers little-endian):
  *   Job      server -> worker  u32 asset count, 4 option bytes (engine, PDF options), layout of the body (u32 offsets), then the body
  *   Started  worker -> server  (nothing: the worker has the job and is about to compile)
- *   Done     worker -> server  f64 compile ms, f64 resident bytes, u32 warnings length, warnings (ASCII), PDF
- *   Failed   worker -> server  f64 compile ms, f64 resident bytes, u16 status, JSON error body
- * (the resident bytes are the worker's memory after the job, for the memory cap)
+ *   Done     worker -> server  report, u32 warnings length, warnings (ASCII), PDF
+ *   Failed   worker -> server  report, u16 status, JSON error body
+ * A report: f64 compile ms, f64 resident bytes (the worker's memory after
+ * the job, for the memory cap), u8 the engine the job ran on (its index).
  */
 import type { Socket } from 'node:net';
 import type { BodyLayout } from '../body/layout.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
-import { ENGINE_IDS, PDF_STANDARDS } from '../typst-version.js';
+import { ENGINE_IDS, type EngineId, PDF_STANDARDS } from '../typst-version.js';
 import type { Job } from './job.js';
 
 export const FrameType = { Job: 1, Started: 2, Done: 3, Failed: 4 } as const;
@@ -33,8 +34,8 @@ const MAX_FRAME_BYTES = 1024 * 1024 * 1024;
 /**
  * A job's options, after the asset count: the engine (0: the default, else
  * its index + 1), the PDF standard (0: none, else its index + 1), tagging
- * (0: Typst's default, 1: off, 2: on) and a spare byte. Fixed values, no
- * request content.
+ * (0: Typst's default, 1: off, 2: on) and whether `data` is left to Typst
+ * (1: BodyLayout.dataUnchecked). Fixed values, no request content.
  */
 const OPTION_BYTES = 4;
 
@@ -42,16 +43,17 @@ function writeOptions(buffer: Buffer, at: number, layout: BodyLayout): number {
   buffer.writeUInt8(layout.typst ? ENGINE_IDS.indexOf(layout.typst) + 1 : 0, at);
   buffer.writeUInt8(layout.pdf?.standard ? PDF_STANDARDS.indexOf(layout.pdf.standard) + 1 : 0, at + 1);
   buffer.writeUInt8(layout.pdf?.tagged === undefined ? 0 : layout.pdf.tagged ? 2 : 1, at + 2);
-  buffer.writeUInt8(0, at + 3);
+  buffer.writeUInt8(layout.dataUnchecked ? 1 : 0, at + 3);
   return at + OPTION_BYTES;
 }
 
-function readOptions(bytes: Buffer, at: number): Pick<BodyLayout, 'typst' | 'pdf'> {
+function readOptions(bytes: Buffer, at: number): Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked'> {
   const engine = bytes.readUInt8(at);
   const standard = bytes.readUInt8(at + 1);
   const tagged = bytes.readUInt8(at + 2);
-  const options: Pick<BodyLayout, 'typst' | 'pdf'> = {};
+  const options: Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked'> = {};
   if (engine > 0) options.typst = ENGINE_IDS[engine - 1];
+  if (bytes.readUInt8(at + 3) === 1) options.dataUnchecked = true;
   if (standard > 0 || tagged > 0) {
     options.pdf = {};
     if (standard > 0) options.pdf.standard = PDF_STANDARDS[standard - 1];
@@ -109,6 +111,26 @@ export interface JobReport {
   compileMs: number;
   /** The worker's resident memory after the job. */
   residentBytes: number;
+  /** The engine the job ran on: the one it names, unless the worker's exact check of its body found otherwise. */
+  engine: EngineId;
+}
+
+const REPORT_BYTES = 17;
+
+function writeReport(buffer: Buffer, report: JobReport): number {
+  const at = LENGTH_BYTES + TAG_BYTES;
+  buffer.writeDoubleLE(report.compileMs, at);
+  buffer.writeDoubleLE(report.residentBytes, at + 8);
+  buffer.writeUInt8(ENGINE_IDS.indexOf(report.engine), at + 16);
+  return at + REPORT_BYTES;
+}
+
+function readReport(bytes: Buffer): JobReport {
+  return {
+    compileMs: bytes.readDoubleLE(TAG_BYTES),
+    residentBytes: bytes.readDoubleLE(TAG_BYTES + 8),
+    engine: ENGINE_IDS[bytes.readUInt8(TAG_BYTES + 16)] ?? ENGINE_IDS[0],
+  };
 }
 
 export function writeDone(
@@ -119,11 +141,9 @@ export function writeDone(
   pdf: Uint8Array,
   onWritten: (error?: Error | null) => void,
 ): void {
-  const frameHead = head(FrameType.Done, id, 20 + warnings.length, pdf.length);
-  frameHead.writeDoubleLE(report.compileMs, 9);
-  frameHead.writeDoubleLE(report.residentBytes, 17);
-  frameHead.writeUInt32LE(warnings.length, 25);
-  warnings.copy(frameHead, 29);
+  const frameHead = head(FrameType.Done, id, REPORT_BYTES + 4 + warnings.length, pdf.length);
+  const at = frameHead.writeUInt32LE(warnings.length, writeReport(frameHead, report));
+  warnings.copy(frameHead, at);
   writeFrame(socket, frameHead, pdf, onWritten);
 }
 
@@ -135,10 +155,8 @@ export function writeFailed(
   errorBody: Uint8Array,
   onWritten: (error?: Error | null) => void,
 ): void {
-  const frameHead = head(FrameType.Failed, id, 18, errorBody.length);
-  frameHead.writeDoubleLE(report.compileMs, 9);
-  frameHead.writeDoubleLE(report.residentBytes, 17);
-  frameHead.writeUInt16LE(status, 25);
+  const frameHead = head(FrameType.Failed, id, REPORT_BYTES + 2, errorBody.length);
+  frameHead.writeUInt16LE(status, writeReport(frameHead, report));
   writeFrame(socket, frameHead, errorBody, onWritten);
 }
 
@@ -179,13 +197,13 @@ export type OutcomeFrame = JobReport &
 /** Reads a Done or Failed frame (views into the frame's bytes). */
 export function readOutcome(frame: Frame): OutcomeFrame {
   const { bytes } = frame;
-  const report = { compileMs: bytes.readDoubleLE(TAG_BYTES), residentBytes: bytes.readDoubleLE(TAG_BYTES + 8) };
+  const report = readReport(bytes);
+  const fields = TAG_BYTES + REPORT_BYTES;
   if (frame.type === FrameType.Done) {
-    const warningsLength = bytes.readUInt32LE(TAG_BYTES + 16);
-    const warningsEnd = TAG_BYTES + 20 + warningsLength;
-    return { kind: 'done', ...report, warnings: bytes.subarray(TAG_BYTES + 20, warningsEnd), pdf: bytes.subarray(warningsEnd) };
+    const warningsEnd = fields + 4 + bytes.readUInt32LE(fields);
+    return { kind: 'done', ...report, warnings: bytes.subarray(fields + 4, warningsEnd), pdf: bytes.subarray(warningsEnd) };
   }
-  return { kind: 'failed', ...report, status: bytes.readUInt16LE(TAG_BYTES + 16), errorBody: bytes.subarray(TAG_BYTES + 18) };
+  return { kind: 'failed', ...report, status: bytes.readUInt16LE(fields), errorBody: bytes.subarray(fields + 2) };
 }
 
 class FrameError extends Error {

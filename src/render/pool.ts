@@ -25,7 +25,7 @@ import { JobQueue, release, type Waiting } from './job-queue.js';
 import { residentBytes, watchAllocationFailure } from './memory-watch.js';
 import type { Job, Outcome } from './job.js';
 import { scrubReadBuffer } from '../read-buffer-scrub.js';
-import { DEFAULT_ENGINE, ENGINE_VERSIONS } from '../typst-version.js';
+import { ENGINE_VERSIONS } from '../typst-version.js';
 import { sendOptions, type StartReport } from './worker-start.js';
 
 /**
@@ -355,7 +355,7 @@ export class RenderPool extends EventEmitter {
     slot.jobs++;
     release(running);
     const outcome = readOutcome(frame);
-    const typstVersion = ENGINE_VERSIONS[running.input.layout.typst ?? this.options.engine.defaultEngine ?? DEFAULT_ENGINE];
+    const typstVersion = ENGINE_VERSIONS[outcome.engine];
     if (outcome.kind === 'done') {
       const warnings = outcome.warnings.length > 0 ? outcome.warnings.toString('latin1') : undefined;
       running.resolve({ kind: 'pdf', pdf: outcome.pdf, warnings, compileMs: outcome.compileMs, frame: frame.bytes, typstVersion });

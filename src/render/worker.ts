@@ -10,7 +10,10 @@
 import { openSync, readSync } from 'node:fs';
 import { Socket, type SocketConstructorOpts } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { jsonErrorBody } from '../body/error-body.js';
+import { errorBody, jsonErrorBody } from '../body/error-body.js';
+import { type CheckOptions, checkBody } from '../body/json-check.js';
+import type { BodyError, BodyLayout } from '../body/layout.js';
+import { DEFAULT_MAX_IMAGE_PIXELS } from '../config.js';
 import { MESSAGES, pdfTooLargeMessage, templateMessage, warningsHeader } from '../messages.js';
 import type { Compiled, TypstEngine } from './engine.js';
 import { frameOnRead, FrameType, readJob, writeDone, writeFailed, writeStarted, type Frame } from './frames.js';
@@ -126,33 +129,60 @@ async function main(): Promise<void> {
   const defaultEngine = options.defaultEngine ?? DEFAULT_ENGINE;
   /** The engine of the last job: the one that still holds its files until its clean(). */
   let last: TypstEngine | undefined;
+  /** The exact check of a body whose `data` was left to Typst (see run). */
+  const exactCheck: CheckOptions = { maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS, largeDataBytes: Infinity };
 
-  function render(job: Job): Compiled | 'pdf options need 0.14' {
+  function render(job: Job): Attempt {
     const id = job.layout.typst ?? defaultEngine;
     if (job.layout.pdf && id !== '0.14') return 'pdf options need 0.14';
+    if (last && last !== engines.get(id)) last.clean();
     last = engines.get(id)!;
     return last.render(job);
   }
 
+  /**
+   * Compiles the job. One whose `data` the server located but did not read
+   * (BodyLayout.dataUnchecked, body/data-end.ts) is valid JSON if Typst read
+   * it, that is if the compile succeeded; if it failed, the body is checked
+   * exactly here, and the answer is what the server would have given: the
+   * check's 400, a compile with the layout the check found (the server's
+   * guess of where `data` ends was wrong), or this failure.
+   */
+  function run(job: Job): { attempt: Attempt; engine: EngineId; retried: boolean } {
+    const engine = job.layout.typst ?? defaultEngine;
+    const attempt = render(job);
+    if (!job.layout.dataUnchecked || (typeof attempt === 'object' && 'ok' in attempt && attempt.ok))
+      return { attempt, engine, retried: false };
+    const check = checkBody(job.body, exactCheck);
+    if (!check.ok) return { attempt: { refused: check.error }, engine, retried: true };
+    if (layoutKey(check.layout) === layoutKey(job.layout)) return { attempt, engine, retried: true };
+    const exact = { body: job.body, layout: check.layout };
+    return { attempt: render(exact), engine: exact.layout.typst ?? defaultEngine, retried: true };
+  }
+
   function compile(frame: Frame): void {
     const begun = performance.now();
-    const outcome = render(readJob(frame));
-    const report = { compileMs: performance.now() - begun, residentBytes: residentBytes() };
+    const { attempt, engine, retried } = run(readJob(frame));
+    const report = { compileMs: performance.now() - begun, residentBytes: residentBytes(), engine };
     const maxPdfBytes = options.maxPdfBytes ?? Number.POSITIVE_INFINITY;
-    if (outcome === 'pdf options need 0.14') {
+    if (attempt === 'pdf options need 0.14') {
       const body = jsonErrorBody(MESSAGES.pdfNeeds014);
       writeFailed(pipe, frame.id, report, WORKER_STATUS.templateFailed, body, () => body.fill(0));
-    } else if (outcome.ok && outcome.pdf.length > maxPdfBytes) {
+    } else if ('refused' in attempt) {
+      // The body's own fault, worded as the server words it (json-body.ts); an asset's name stays bytes.
+      const body = errorBody(frame.bytes, attempt.refused);
+      writeFailed(pipe, frame.id, report, attempt.refused.status, body, () => body.fill(0));
+    } else if (attempt.ok && attempt.pdf.length > maxPdfBytes) {
       // Refused here, so an oversized PDF never crosses the pipe; the server counts a 422 frame as this refusal.
-      outcome.pdf.fill(0);
+      attempt.pdf.fill(0);
       const body = jsonErrorBody(pdfTooLargeMessage(maxPdfBytes));
       writeFailed(pipe, frame.id, report, WORKER_STATUS.pdfTooLarge, body, () => body.fill(0));
-    } else if (outcome.ok) {
-      const warnings = Buffer.from(outcome.warnings.length > 0 ? warningsHeader(outcome.warnings) : '', 'latin1');
-      writeDone(pipe, frame.id, report, warnings, outcome.pdf, () => outcome.pdf.fill(0));
+    } else if (attempt.ok) {
+      const warnings = Buffer.from(attempt.warnings.length > 0 ? warningsHeader(attempt.warnings) : '', 'latin1');
+      writeDone(pipe, frame.id, report, warnings, attempt.pdf, () => attempt.pdf.fill(0));
     } else {
       // Typst's message quotes the template: built once, as bytes, and wiped once written.
-      const body = jsonErrorBody(templateMessage(outcome.failure));
+      const body = jsonErrorBody(templateMessage(attempt.failure));
       writeFailed(pipe, frame.id, report, WORKER_STATUS.templateFailed, body, () => body.fill(0));
     }
     frame.bytes.fill(0);
@@ -161,8 +191,15 @@ async function main(): Promise<void> {
     last = undefined;
     // Once this function has returned, nothing refers to the message or the warnings any more;
     // a dropped compiler (0.14) is freed by the binding's finalizer once V8 has collected it.
-    if (dropped || outcome === 'pdf options need 0.14' || !outcome.ok || outcome.warnings.length > 0) setImmediate(forgetStrings);
+    const quiet = typeof attempt === 'object' && 'ok' in attempt && attempt.ok && attempt.warnings.length === 0;
+    if (dropped || retried || !quiet) setImmediate(forgetStrings);
   }
 }
+
+/** What a job came to in the worker: compiled, refused by the exact check of its body, or options its engine lacks. */
+type Attempt = Compiled | { refused: BodyError } | 'pdf options need 0.14';
+
+/** A layout as text, to compare two: offsets and fixed names only, never request content. */
+const layoutKey = ({ dataUnchecked: _, ...layout }: BodyLayout) => JSON.stringify(layout);
 
 void main();

@@ -72,6 +72,24 @@ export const BODY_SHAPES: BodyShape[] = [
     make: (n) =>
       Buffer.from(`{"data":{"a":${'['.repeat(Math.floor((n - 40) / 2))}${']'.repeat(Math.floor((n - 40) / 2))}},"template":"x"}`),
   },
+  // The members after a large `data` are walked backward (src/body/data-end.ts): quotes, backslashes, many members.
+  // The template is one line comment, so that Typst has nothing to typeset.
+  {
+    name: 'escaped quotes in a template after data (\\")',
+    status: 200,
+    make: (n) => fill(n, '{"data":{"a":[1]},"template":"// ', '\\"', '"}'),
+  },
+  {
+    name: 'escaped backslashes and quotes after data (\\\\\\")',
+    status: 200,
+    make: (n) => fill(n, '{"data":{"a":[1]},"template":"// ', '\\\\\\"', '"}'),
+  },
+  { name: 'tiny top-level keys after data ("k":0)', status: 200, make: (n) => fill(n, '{"data":{"a":[1]},', '"k":0,', '"template":"x"}') },
+  {
+    name: 'small objects after data ("p":{"a":1})',
+    status: 200,
+    make: (n) => fill(n, '{"data":{"a":[1]},', '"p":{"a":1},', '"template":"x"}'),
+  },
   { name: 'escape run in the template (\\n)', status: 200, make: (n) => fill(n, '{"data":{},"template":"', '\\n', '"}') },
   { name: 'escape run in the template (\\u00e9)', status: 200, make: (n) => fill(n, '{"data":{},"template":"', '\\u00e9', '"}') },
   { name: 'base64 with whitespace between every character', status: 200, make: (n) => fill(n, `${HEAD}"f.bin":"`, 'A ', '"}}') },
