@@ -3,7 +3,7 @@
  * and stop cleanly on SIGTERM or SIGINT.
  */
 import type { Server } from 'node:http';
-import { ensureFreedMemoryFill } from './freed-memory-fill.js';
+import { ensureStartSettings } from './start-settings.js';
 import { createLogger } from './logger.js';
 import { buildApp } from './app.js';
 import { answerServerArgs, ServerArgsError } from './server-args.js';
@@ -51,7 +51,7 @@ function printGeneratedKey(key: string, baseUrl: string): void {
 }
 
 async function main(): Promise<void> {
-  ensureFreedMemoryFill();
+  ensureStartSettings();
   let config: Config;
   let keys: ReturnType<typeof loadKeys>;
   try {

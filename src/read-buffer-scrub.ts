@@ -1,30 +1,47 @@
 /**
- * Node reads every stream (client connections, worker pipes) into a native
- * buffer of 64 KiB and hands JavaScript a copy of what was read; the buffer
- * of the last read stays allocated, holding those bytes, until the next
- * read of any stream replaces it. An idle server would so keep the last
+ * Node reads every stream into a native buffer and hands JavaScript what
+ * was read; the buffer of the last read stays behind, holding those bytes,
+ * until the next read replaces it. An idle server would so keep the last
  * request it read (headers, key and body) or the last PDF a worker sent,
- * beyond the reach of any `fill(0)`.
+ * beyond the reach of any `fill(0)`. Two such buffers:
  *
- * Shortly after the last answer (SCRUB_AFTER_MS with no other answer),
- * 64 KiB of zeros are sent over a private loopback connection and read
- * back: that read replaces the retained buffer, so what stays behind is
- * zeros (and the buffer it replaced is filled as it is freed, see
- * freed-memory-fill.ts). While requests keep coming, each read replaces
- * the last anyway, so a busy server does not scrub at all. Node offers no
- * way to choose or wipe the buffers of a server's connections (`onread` is
- * for sockets one creates), hence this.
+ * - Streams read in JavaScript (the workers' pipes, Redis): each read is a
+ *   new store of 64 KiB, and the last one lives until the next read of any
+ *   such stream. 64 KiB of zeros sent over a private loopback connection
+ *   and read back replace it.
+ * - Client connections, which Node's HTTP parser reads itself, into one
+ *   buffer of 64 KiB that it keeps for every connection (no copy is made
+ *   of what it reads but the body's chunks, which are wiped as received:
+ *   body/receive.ts). A connection of our own to the HTTP server sends it
+ *   more than 64 KiB of zeros: the parser reads them into that buffer,
+ *   finds no request in them and closes the connection, answering 400 to
+ *   no one but us (nothing is logged of it: http/client-errors.ts).
+ *
+ * Both run shortly after the last answer (SCRUB_AFTER_MS with no other
+ * answer or closed connection), and what they replace is filled as it is
+ * freed (freed-memory-fill.ts). While requests keep coming, each read
+ * replaces the last anyway, so a busy server does not scrub at all. Node
+ * offers no way to choose or wipe the buffers a server reads into
+ * (`onread` is for sockets one creates), hence this.
  */
+import type { Server } from 'node:http';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 
 const READ_BUFFER_BYTES = 64 * 1024;
 const ZEROS = Buffer.alloc(READ_BUFFER_BYTES);
+/** Twice the HTTP parser's buffer, so that its one read of them fills it whole. */
+const PARSER_ZEROS = Buffer.alloc(2 * READ_BUFFER_BYTES);
+/** A scrub connection the server has not closed by then is closed by us. */
+const PARSER_SCRUB_TIMEOUT_MS = 1000;
 
 /** Quiet time after an answer before the scrub: well inside the promise's "at the answer", and free under load. */
 const SCRUB_AFTER_MS = 20;
 
 let writer: Socket | undefined;
 let timer: NodeJS.Timeout | undefined;
+/** The HTTP server whose parser buffer is scrubbed, and the scrub's connection to it while open. */
+let httpServer: Server | undefined;
+let parserScrub: Socket | undefined;
 
 /** Opens the private connection; until then scrubReadBuffer() does nothing. */
 export async function startReadBufferScrub(): Promise<void> {
@@ -57,9 +74,36 @@ export async function startReadBufferScrub(): Promise<void> {
   writer = socket;
 }
 
-/** Replaces the retained read buffer with zeros once no answer has asked for it for SCRUB_AFTER_MS. */
+/** The server whose connections' parser buffer is scrubbed too, from its first answer on. */
+export function scrubParserBufferOf(server: Server): void {
+  httpServer = server;
+}
+
+/** Whether a connection the HTTP server accepted is the scrub's own: its close calls for no scrub. */
+export function isParserScrub(socket: Socket): boolean {
+  return parserScrub !== undefined && socket.remotePort === parserScrub.localPort && socket.remoteAddress === parserScrub.localAddress;
+}
+
+/** Replaces the retained read buffers with zeros once no answer has asked for it for SCRUB_AFTER_MS. */
 export function scrubReadBuffer(): void {
-  if (!writer) return;
+  if (!writer && !httpServer) return;
   if (timer) timer.refresh();
-  else timer = setTimeout(() => writer?.write(ZEROS), SCRUB_AFTER_MS).unref();
+  else timer = setTimeout(scrub, SCRUB_AFTER_MS).unref();
+}
+
+function scrub(): void {
+  writer?.write(ZEROS);
+  const address = httpServer?.listening ? httpServer.address() : null;
+  if (address === null || typeof address === 'string' || parserScrub) return;
+  const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
+  const socket = connect({ port: address.port, host, noDelay: true });
+  parserScrub = socket;
+  socket.on('connect', () => socket.write(PARSER_ZEROS));
+  socket.on('data', () => undefined);
+  socket.on('error', () => undefined);
+  socket.on('close', () => {
+    if (parserScrub === socket) parserScrub = undefined;
+  });
+  socket.setTimeout(PARSER_SCRUB_TIMEOUT_MS, () => socket.destroy());
+  socket.unref();
 }

@@ -9,9 +9,10 @@
  * that (or after the client left) is wiped at once.
  */
 import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { discardBody } from '../body/receive.js';
-import { scrubReadBuffer } from '../read-buffer-scrub.js';
+import { isParserScrub, scrubParserBufferOf, scrubReadBuffer } from '../read-buffer-scrub.js';
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -50,17 +51,19 @@ export function registerWipe(app: FastifyInstance): void {
 }
 
 /**
- * Node's HTTP server reads each connection into buffers of its own and
- * copies the body out of them; a listener added after the server's own
- * (here, on every new connection) makes those reads arrive as buffers we
- * see, and wipes each once the HTTP parser has taken what it needs. The
- * native buffer of the last read is replaced by zeros after every answer
- * and every closed connection (read-buffer-scrub.ts), whatever the outcome.
+ * Node's HTTP server reads each connection into a buffer of its parser's and
+ * copies the body out of it (wiped as received: body/receive.ts). That
+ * buffer, and the one of the last stream read in JavaScript, are replaced
+ * by zeros after every answer and every closed connection
+ * (read-buffer-scrub.ts), whatever the outcome. No listener reads the
+ * sockets themselves: one would make Node hand every read to JavaScript as
+ * a new buffer, about 9 MB of garbage per large body besides the body's own
+ * chunks, and a full garbage collection for each.
  */
 export function wipeSocketReads(server: Server): void {
-  server.on('connection', (socket) => {
-    socket.on('data', (chunk: Buffer) => chunk.fill(0));
-    socket.on('close', scrubReadBuffer);
+  scrubParserBufferOf(server);
+  server.on('connection', (socket: Socket) => {
+    if (!isParserScrub(socket)) socket.on('close', scrubReadBuffer);
   });
   server.on('request', (_request, response) => response.once('close', scrubReadBuffer));
 }
