@@ -258,16 +258,38 @@ export class FrameReader {
   }
 }
 
+/** Frames from this size on are read into one buffer kept for the next (frameOnRead). */
+const KEPT_FRAME_BYTES = 1024 * 1024;
+
 /**
  * Options for `new net.Socket({ fd, onread })` that read frames straight
  * into their own buffers (the worker's side of the pipe): each read is
  * offered exactly the bytes still missing, so no read spans two frames and
  * no intermediate buffer ever holds request content.
+ *
+ * A large frame (a job with megabytes of data) is read into a buffer kept
+ * from one large frame to the next, not a fresh one each time: a fresh
+ * 9 MB buffer cost the worker its allocation, its page faults and its fill
+ * when freed (freed-memory-fill.ts), about 5 ms per job. The buffer is lent
+ * to one frame at a time; its receiver wipes it and gives it back with
+ * `giveBack` (a frame that comes while it is lent gets a buffer of its own).
  */
-export function frameOnRead(onFrame: (frame: Frame) => void): { buffer: () => Uint8Array; callback: (bytesRead: number) => boolean } {
+export function frameOnRead(onFrame: (frame: Frame) => void): {
+  buffer: () => Uint8Array;
+  callback: (bytesRead: number) => boolean;
+  giveBack: (frame: Frame) => void;
+} {
   const length = Buffer.alloc(LENGTH_BYTES);
   let target: Buffer = length;
   let filled = 0;
+  let kept: Buffer | undefined;
+  let lent = false;
+  const frameBuffer = (size: number): Buffer => {
+    if (size < KEPT_FRAME_BYTES || lent) return ownedBuffer(size);
+    if (!kept || kept.length < size) kept = ownedBuffer(Math.max(size, kept?.length ?? 0));
+    lent = true;
+    return kept.subarray(0, size);
+  };
   return {
     buffer: () => target.subarray(filled),
     callback(bytesRead: number): boolean {
@@ -276,7 +298,7 @@ export function frameOnRead(onFrame: (frame: Frame) => void): { buffer: () => Ui
       if (target === length) {
         const size = length.readUInt32LE(0);
         if (size < TAG_BYTES || size > MAX_FRAME_BYTES) throw new FrameError(`frame of ${size} bytes`);
-        target = ownedBuffer(size);
+        target = frameBuffer(size);
       } else {
         const frame = target;
         target = length;
@@ -284,6 +306,9 @@ export function frameOnRead(onFrame: (frame: Frame) => void): { buffer: () => Ui
       }
       filled = 0;
       return true;
+    },
+    giveBack(frame: Frame): void {
+      if (kept && frame.bytes.buffer === kept.buffer) lent = false;
     },
   };
 }

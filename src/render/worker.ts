@@ -115,13 +115,17 @@ async function main(): Promise<void> {
   }
 
   // `onread` (documented for net.Socket, missing from its constructor's types): reads land in the frame's own buffer.
-  const pipe = new Socket({ fd: FRAME_FD, readable: true, writable: true, onread: frameOnRead(onFrame) } as SocketConstructorOpts);
+  const reader = frameOnRead(onFrame);
+  const pipe = new Socket({ fd: FRAME_FD, readable: true, writable: true, onread: reader } as SocketConstructorOpts);
   pipe.on('error', () => process.exit(0));
   pipe.on('end', () => process.exit(0));
   send({ type: 'ready' });
 
   function onFrame(frame: Frame): void {
-    if (frame.type !== FrameType.Job) return void frame.bytes.fill(0);
+    if (frame.type !== FrameType.Job) {
+      frame.bytes.fill(0);
+      return reader.giveBack(frame);
+    }
     // Acknowledged before compiling, so the pool knows a worker that dies from here on died with the job.
     writeStarted(pipe, frame.id, () => compile(frame));
   }
@@ -186,6 +190,7 @@ async function main(): Promise<void> {
       writeFailed(pipe, frame.id, report, WORKER_STATUS.templateFailed, body, () => body.fill(0));
     }
     frame.bytes.fill(0);
+    reader.giveBack(frame);
     // The answer is on its way; the cache eviction still ends this job, before the next one is read.
     const dropped = last?.clean() ?? false;
     last = undefined;
