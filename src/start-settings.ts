@@ -28,9 +28,8 @@ const mentions = (args: readonly string[], flag: string) => args.some((arg) => a
 export function ensureStartSettings(): void {
   if (typeof process.execve !== 'function' || process.platform !== 'linux') return;
   const tunables = process.env.GLIBC_TUNABLES ?? '';
-  const options = (process.env.NODE_OPTIONS ?? '').split(/\s+/);
-  // A heap flag the operator gave (on the command line or in NODE_OPTIONS) stands.
-  const missingFlags = HEAP_FLAGS.filter((flag) => !mentions(process.execArgv, flag) && !mentions(options, flag));
+  // A heap flag the operator gave on the command line stands (NODE_OPTIONS cannot carry it).
+  const missingFlags = HEAP_FLAGS.filter((flag) => !mentions(process.execArgv, flag));
   const hasTunables = tunables.includes(FREED_MEMORY_TUNABLES);
   if (hasTunables && missingFlags.length === 0) return;
   const env = hasTunables

@@ -5,10 +5,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { FREED_MEMORY_TUNABLES } from '../src/freed-memory-fill.js';
 import { generate, MAIN, startService } from './support/service.js';
 
 function runMain(env: Record<string, string>) {
@@ -101,6 +102,22 @@ describe('settings', () => {
       assert.match(result.stderr, message);
     });
   }
+
+  it('runs the server with freed memory filled and room for its garbage, as it restarts itself with both', async () => {
+    const service = await startService();
+    try {
+      const pid = service.process.pid!;
+      // The same process (execve keeps the id), now with glibc's tunables and V8's heap flag.
+      // glibc ends each tunable it has read with a NUL, in place: the variable reads back with them as ':'.
+      const environ = readFileSync(`/proc/${pid}/environ`, 'latin1').replaceAll('\0', ':');
+      assert.ok(environ.includes(`:GLIBC_TUNABLES=${FREED_MEMORY_TUNABLES}:`), environ);
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
+      assert.ok(args.includes('--initial-old-space-size=64'), args.join(' '));
+      assert.equal(args.filter((a) => a.startsWith('--initial-old-space-size')).length, 1);
+    } finally {
+      await service.stop();
+    }
+  });
 
   it('listens on the HOST and PORT given and prints the address', async () => {
     const service = await startService({ HOST: '127.0.0.1' });

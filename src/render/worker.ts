@@ -124,7 +124,8 @@ async function main(): Promise<void> {
   function onFrame(frame: Frame): void {
     if (frame.type !== FrameType.Job) {
       frame.bytes.fill(0);
-      return reader.giveBack(frame);
+      reader.giveBack(frame);
+      return;
     }
     // Acknowledged before compiling, so the pool knows a worker that dies from here on died with the job.
     writeStarted(pipe, frame.id, () => compile(frame));
