@@ -5,7 +5,7 @@
  * environment is hashed at load and never held or logged as text. A check
  * hashes the presented key and compares it with every entry in constant time.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../config.js';
 
@@ -24,10 +24,21 @@ interface Entry {
   digest: Buffer;
 }
 
+/** What a check of a presented key returns for an entry: made once per entry, the same object for every request. */
+const apiKeys = new WeakMap<Entry, ApiKey>();
+function apiKeyOf(entry: Entry): ApiKey {
+  let key = apiKeys.get(entry);
+  if (!key) {
+    key = Object.freeze({ name: entry.name, limit: entry.limit, bucket: `key:${entry.digest.toString('hex', 0, 16)}` });
+    apiKeys.set(entry, key);
+  }
+  return key;
+}
+
 const HASHED = /^sha256:([0-9a-f]{64})$/i;
 
 function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
+  return hash('sha256', text, 'buffer');
 }
 
 /**
@@ -101,6 +112,6 @@ export class KeyStore {
     for (const entry of this.entries) {
       if (timingSafeEqual(entry.digest, digest) && !found) found = entry;
     }
-    return found && { name: found.name, limit: found.limit, bucket: `key:${found.digest.toString('hex', 0, 16)}` };
+    return found && apiKeyOf(found);
   }
 }
