@@ -42,9 +42,15 @@ export class FloorProcess {
     private readonly sandbox: Sandbox,
   ) {}
 
-  static async start(): Promise<FloorProcess> {
+  /**
+   * `bare`: without the workers' malloc settings (freed memory filled, no
+   * per-thread cache: freed-memory-fill.ts), to tell what those cost.
+   */
+  static async start(options: { bare?: boolean } = {}): Promise<FloorProcess> {
     const sandbox = createSandbox(undefined);
-    const child = fork(SELF, ['--serve'], { env: sandbox.env, execArgv: ['--expose-gc'], serialization: 'advanced' });
+    const { GLIBC_TUNABLES: _, ...bareEnv } = sandbox.env;
+    const env = options.bare ? bareEnv : sandbox.env;
+    const child = fork(SELF, ['--serve'], { env, execArgv: ['--expose-gc'], serialization: 'advanced' });
     await once(child, 'message');
     return new FloorProcess(child, sandbox);
   }

@@ -263,6 +263,19 @@ async function main(): Promise<void> {
     await Promise.all([...floors.values()].map((floor) => floor.stop()));
   }
 
+  // What the workers' malloc settings cost the engine: the floor once more, without them.
+  const bareFloorCpu = new Map<string, number>();
+  for (const w of list) {
+    const bare = await FloorProcess.start({ bare: true });
+    try {
+      await bare.measure(w.id, 1);
+      const runs = Math.round(clamp((s.blocks * s.blockSeconds * 1000) / floorEstimate.get(w.id)!, 3, 300));
+      bareFloorCpu.set(w.id, median((await bare.measure(w.id, runs)).cpuSamples));
+    } finally {
+      await bare.stop();
+    }
+  }
+
   const w2 = workloads().find((w) => w.id === 'W2')!;
   log(`memory: ${s.memoryRequests} W2 requests on a fresh service (load average ${loadavg().join(' ')})`);
   const memory = await measureMemory(w2, s.memoryRequests, cores);
@@ -297,6 +310,7 @@ async function main(): Promise<void> {
       idealRps,
       rpsOverIdeal: rps / idealRps,
       floorCpuMs,
+      bareFloorCpuMs: bareFloorCpu.get(w.id)!,
       serverCpuMs: pick('serverCpuMs'),
       serviceCpuMs,
       serviceCpuOverFloor: serviceCpuMs / floorCpuMs,
@@ -422,9 +436,26 @@ async function main(): Promise<void> {
     'CPU time (user + system, from /proc), medians:',
     '',
     table(
-      ['', 'floor CPU ms/doc', 'server CPU ms/req (c=1)', `service CPU ms/doc (c=${connections}, server + workers)`, 'service / floor'],
-      results.map((x) => [`${x.id}`, ms(x.floorCpuMs), x.serverCpuMs.toFixed(2), ms(x.serviceCpuMs), ratio(x.serviceCpuOverFloor)]),
+      [
+        '',
+        'floor CPU ms/doc',
+        'of it, malloc settings',
+        'server CPU ms/req (c=1)',
+        `service CPU ms/doc (c=${connections}, server + workers)`,
+        'service / floor',
+      ],
+      results.map((x) => [
+        `${x.id}`,
+        ms(x.floorCpuMs),
+        `${ms(x.floorCpuMs - x.bareFloorCpuMs)} (${pct(x.floorCpuMs / x.bareFloorCpuMs - 1)})`,
+        x.serverCpuMs.toFixed(2),
+        ms(x.serviceCpuMs),
+        ratio(x.serviceCpuOverFloor),
+      ]),
     ),
+    '',
+    '"Of it, malloc settings": the floor against the same compiles in a process without the workers\' malloc settings',
+    '(freed memory filled, no per-thread cache), measured once after the rounds.',
     '',
     `Memory (RSS of server + workers, W2 at c=${memory.connections}, ${memory.rps.toFixed(1)} req/s, WORKER_MAX_JOBS as default):`,
     '',
