@@ -42,6 +42,8 @@ let timer: NodeJS.Timeout | undefined;
 /** The HTTP server whose parser buffer is scrubbed, and the scrub's connection to it while open. */
 let httpServer: Server | undefined;
 let parserScrub: Socket | undefined;
+/** A scrub was asked for while the last one's connection was still open. */
+let parserScrubAgain = false;
 
 /** Opens the private connection; until then scrubReadBuffer() does nothing. */
 export async function startReadBufferScrub(): Promise<void> {
@@ -79,9 +81,16 @@ export function scrubParserBufferOf(server: Server): void {
   httpServer = server;
 }
 
+/** An IPv4 address as an IPv6 socket reports it (`::ffff:127.0.0.1`), as IPv4. */
+const plain = (address: string | undefined) => (address?.startsWith('::ffff:') ? address.slice(7) : address);
+
 /** Whether a connection the HTTP server accepted is the scrub's own: its close calls for no scrub. */
 export function isParserScrub(socket: Socket): boolean {
-  return parserScrub !== undefined && socket.remotePort === parserScrub.localPort && socket.remoteAddress === parserScrub.localAddress;
+  return (
+    parserScrub !== undefined &&
+    socket.remotePort === parserScrub.localPort &&
+    plain(socket.remoteAddress) === plain(parserScrub.localAddress)
+  );
 }
 
 /** Replaces the retained read buffers with zeros once no answer has asked for it for SCRUB_AFTER_MS. */
@@ -93,16 +102,38 @@ export function scrubReadBuffer(): void {
 
 function scrub(): void {
   writer?.write(ZEROS);
+  // A scrub asked for while the last one's connection is open runs again once it has closed.
+  if (parserScrub) parserScrubAgain = true;
+  else scrubParser(undefined);
+}
+
+/**
+ * Sends PARSER_ZEROS to the HTTP server's own port, on loopback: on IPv6
+ * loopback for a server on `::`, then on IPv4 if that fails. The parser
+ * reads the zeros in one read of its whole buffer (a 64 KiB write on a new
+ * loopback connection arrives whole; the zeros are twice that).
+ */
+function scrubParser(host: string | undefined): void {
   const address = httpServer?.listening ? httpServer.address() : null;
-  if (address === null || typeof address === 'string' || parserScrub) return;
-  const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
-  const socket = connect({ port: address.port, host, noDelay: true });
+  if (address === null || typeof address === 'string') return;
+  const target = host ?? (address.address === '::' ? '::1' : address.address === '0.0.0.0' ? '127.0.0.1' : address.address);
+  const socket = connect({ port: address.port, host: target, noDelay: true });
+  let connected = false;
   parserScrub = socket;
-  socket.on('connect', () => socket.write(PARSER_ZEROS));
+  socket.on('connect', () => {
+    connected = true;
+    socket.write(PARSER_ZEROS);
+  });
   socket.on('data', () => undefined);
   socket.on('error', () => undefined);
   socket.on('close', () => {
-    if (parserScrub === socket) parserScrub = undefined;
+    if (parserScrub !== socket) return;
+    parserScrub = undefined;
+    if (!connected && target === '::1') scrubParser('127.0.0.1');
+    else if (parserScrubAgain) {
+      parserScrubAgain = false;
+      scrubParser(undefined);
+    }
   });
   socket.setTimeout(PARSER_SCRUB_TIMEOUT_MS, () => socket.destroy());
   socket.unref();

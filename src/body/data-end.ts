@@ -21,10 +21,7 @@
  * exactly (render/worker.ts) and answers what the server would have: the
  * 400 of the first fault, or a compile with the true layout.
  */
-import { CLOSE_OBJECT, COLON, COMMA, OPEN_OBJECT, QUOTE } from './json-scanner.js';
-
-const BACKSLASH = 0x5c;
-const CLOSE_ARRAY = 0x5d;
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_OBJECT, QUOTE } from './json-scanner.js';
 
 /** The walk gave up: the body is not of the common shape, and is checked exactly. */
 const GIVE_UP = -1;
@@ -80,6 +77,14 @@ function valueStart(body: Uint8Array, end: number, objects: boolean): number {
   return GIVE_UP;
 }
 
+/** The opening quote of the key of the member whose value starts at `start`, or GIVE_UP. */
+function keyStart(body: Uint8Array, start: number): number {
+  let i = back(body, start - 1);
+  if (body[i] !== COLON) return GIVE_UP;
+  i = back(body, i - 1);
+  return body[i] === QUOTE ? stringStart(body, i) : GIVE_UP;
+}
+
 /**
  * The `{` of the object whose `}` is at `close`, walking its members
  * backward; NOT_PLAIN when one of them is an object or an array.
@@ -90,11 +95,7 @@ function plainObjectStart(body: Uint8Array, close: number): number {
   for (;;) {
     const start = valueStart(body, i, false);
     if (start < 0) return start;
-    i = back(body, start - 1);
-    if (body[i] !== COLON) return GIVE_UP;
-    i = back(body, i - 1);
-    if (body[i] !== QUOTE) return GIVE_UP;
-    const key = stringStart(body, i);
+    const key = keyStart(body, start);
     if (key < 0) return GIVE_UP;
     i = back(body, key - 1);
     if (body[i] === OPEN_OBJECT) return i;
@@ -116,14 +117,10 @@ export function dataEndFromBack(body: Uint8Array, dataStart: number): number | u
     const start = valueStart(body, i, true);
     // An object that holds more than plain values: `data`'s last byte, by the guess above.
     if (start === NOT_PLAIN) return body[i] === CLOSE_OBJECT ? i + 1 : undefined;
-    if (start < dataStart) return undefined;
     // `data` itself, when it holds only plain values: then its end is known exactly.
     if (start === dataStart) return i + 1;
-    i = back(body, start - 1);
-    if (body[i] !== COLON) return undefined;
-    i = back(body, i - 1);
-    if (body[i] !== QUOTE) return undefined;
-    const key = stringStart(body, i);
+    if (start < dataStart) return undefined;
+    const key = keyStart(body, start);
     if (key <= dataStart) return undefined;
     i = back(body, key - 1);
     if (body[i] !== COMMA) return undefined;

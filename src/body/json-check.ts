@@ -82,7 +82,7 @@ class CheckExactly extends Error {}
  * Checks the JSON text in `body[start..]` and finds the last occurrence of
  * each field of the top-level object; throws JsonError at the first fault.
  * With `quick`, the first `data` object's end is found from the back and
- * its content is not read (data-end.ts); a second `data` then throws
+ * its content is not read (data-end.ts); a second `data` after it throws
  * CheckExactly, since the first one's content would count for nothing.
  */
 function parse(
@@ -93,6 +93,7 @@ function parse(
 ): { topIsObject: boolean; fields: Partial<Record<FieldName, Field>> } {
   const fields: Partial<Record<FieldName, Field>> = {};
   const scanner = new JsonScanner(body);
+  let walked = false;
   let i = skipWhitespace(body, start);
   if (body[i] !== OPEN_OBJECT) {
     const end = skipWhitespace(body, scanner.skipValue(i));
@@ -111,7 +112,10 @@ function parse(
       const kind = kindAt(body, i);
       scanner.loneSurrogate = -1;
       if (name === 'data' && fields.data?.unchecked) throw new CheckExactly();
-      const dataEnd = quick && name === 'data' && kind === 'object' ? dataEndFromBack(body, i) : undefined;
+      // One walk from the back per check, for the first `data` object: a walk that gave up is not tried again.
+      const walk: boolean = quick && !walked && name === 'data' && kind === 'object';
+      walked ||= walk;
+      const dataEnd = walk ? dataEndFromBack(body, i) : undefined;
       let end: number;
       if (dataEnd !== undefined) {
         end = dataEnd;

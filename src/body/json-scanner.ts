@@ -16,11 +16,11 @@ import { hex4 } from './json-string.js';
 import type { Kind, Range } from './layout.js';
 
 export const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+export const BACKSLASH = 0x5c;
 export const OPEN_OBJECT = 0x7b;
 export const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
+export const CLOSE_ARRAY = 0x5d;
 export const COMMA = 0x2c;
 export const COLON = 0x3a;
 

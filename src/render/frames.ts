@@ -14,7 +14,7 @@
  *   Done     worker -> server  report, u32 warnings length, warnings (ASCII), PDF
  *   Failed   worker -> server  report, u16 status, JSON error body
  * A report: f64 compile ms, f64 resident bytes (the worker's memory after
- * the job, for the memory cap), u8 the engine the job ran on (its index).
+ * the job, for the memory cap), u8 the engine the job ran on (index + 1).
  */
 import type { Socket } from 'node:net';
 import type { BodyLayout } from '../body/layout.js';
@@ -121,16 +121,14 @@ function writeReport(buffer: Buffer, report: JobReport): number {
   const at = LENGTH_BYTES + TAG_BYTES;
   buffer.writeDoubleLE(report.compileMs, at);
   buffer.writeDoubleLE(report.residentBytes, at + 8);
-  buffer.writeUInt8(ENGINE_IDS.indexOf(report.engine), at + 16);
+  buffer.writeUInt8(ENGINE_IDS.indexOf(report.engine) + 1, at + 16);
   return at + REPORT_BYTES;
 }
 
 function readReport(bytes: Buffer): JobReport {
-  return {
-    compileMs: bytes.readDoubleLE(TAG_BYTES),
-    residentBytes: bytes.readDoubleLE(TAG_BYTES + 8),
-    engine: ENGINE_IDS[bytes.readUInt8(TAG_BYTES + 16)] ?? ENGINE_IDS[0],
-  };
+  const engine = ENGINE_IDS[bytes.readUInt8(TAG_BYTES + 16) - 1];
+  if (engine === undefined) throw new FrameError('an outcome without its engine');
+  return { compileMs: bytes.readDoubleLE(TAG_BYTES), residentBytes: bytes.readDoubleLE(TAG_BYTES + 8), engine };
 }
 
 export function writeDone(
@@ -273,6 +271,8 @@ const KEPT_FRAME_BYTES = 1024 * 1024;
  * when freed (freed-memory-fill.ts), about 5 ms per job. The buffer is lent
  * to one frame at a time; its receiver wipes it and gives it back with
  * `giveBack` (a frame that comes while it is lent gets a buffer of its own).
+ * It stays resident, holding zeros, at the size of the largest job so far
+ * (at most a body's 10 MiB and its layout), which the memory cap counts.
  */
 export function frameOnRead(onFrame: (frame: Frame) => void): {
   buffer: () => Uint8Array;
@@ -286,7 +286,7 @@ export function frameOnRead(onFrame: (frame: Frame) => void): {
   let lent = false;
   const frameBuffer = (size: number): Buffer => {
     if (size < KEPT_FRAME_BYTES || lent) return ownedBuffer(size);
-    if (!kept || kept.length < size) kept = ownedBuffer(Math.max(size, kept?.length ?? 0));
+    if (!kept || kept.length < size) kept = ownedBuffer(size);
     lent = true;
     return kept.subarray(0, size);
   };

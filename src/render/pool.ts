@@ -351,10 +351,17 @@ export class RenderPool extends EventEmitter {
   private finish(slot: Slot, frame: Frame): void {
     const running = slot.running;
     if (!running || running.id !== frame.id) return void frame.bytes.fill(0);
+    // Read first: a broken outcome is wiped and thrown, and the worker's end then fails the job (spawn's 'data' listener).
+    let outcome: ReturnType<typeof readOutcome>;
+    try {
+      outcome = readOutcome(frame);
+    } catch (error) {
+      frame.bytes.fill(0);
+      throw error;
+    }
     slot.running = undefined;
     slot.jobs++;
     release(running);
-    const outcome = readOutcome(frame);
     const typstVersion = ENGINE_VERSIONS[outcome.engine];
     if (outcome.kind === 'done') {
       const warnings = outcome.warnings.length > 0 ? outcome.warnings.toString('latin1') : undefined;

@@ -12,7 +12,7 @@ import { Socket, type SocketConstructorOpts } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { errorBody, jsonErrorBody } from '../body/error-body.js';
 import { type CheckOptions, checkBody } from '../body/json-check.js';
-import type { BodyError, BodyLayout } from '../body/layout.js';
+import type { BodyError, BodyLayout, Range } from '../body/layout.js';
 import { DEFAULT_MAX_IMAGE_PIXELS } from '../config.js';
 import { MESSAGES, pdfTooLargeMessage, templateMessage, warningsHeader } from '../messages.js';
 import type { Compiled, TypstEngine } from './engine.js';
@@ -156,18 +156,18 @@ async function main(): Promise<void> {
   function run(job: Job): { attempt: Attempt; engine: EngineId; retried: boolean } {
     const engine = job.layout.typst ?? defaultEngine;
     const attempt = render(job);
-    if (!job.layout.dataUnchecked || (typeof attempt === 'object' && 'ok' in attempt && attempt.ok))
-      return { attempt, engine, retried: false };
+    if (!job.layout.dataUnchecked || compiled(attempt)) return { attempt, engine, retried: false };
     const check = checkBody(job.body, exactCheck);
     if (!check.ok) return { attempt: { refused: check.error }, engine, retried: true };
-    if (layoutKey(check.layout) === layoutKey(job.layout)) return { attempt, engine, retried: true };
+    if (sameLayout(check.layout, job.layout)) return { attempt, engine, retried: true };
     const exact = { body: job.body, layout: check.layout };
     return { attempt: render(exact), engine: exact.layout.typst ?? defaultEngine, retried: true };
   }
 
   function compile(frame: Frame): void {
     const begun = performance.now();
-    const { attempt, engine, retried } = run(readJob(frame));
+    const job = readJob(frame);
+    const { attempt, engine, retried } = run(job);
     const report = { compileMs: performance.now() - begun, residentBytes: residentBytes(), engine };
     const maxPdfBytes = options.maxPdfBytes ?? Number.POSITIVE_INFINITY;
     if (attempt === 'pdf options need 0.14') {
@@ -175,7 +175,7 @@ async function main(): Promise<void> {
       writeFailed(pipe, frame.id, report, WORKER_STATUS.templateFailed, body, () => body.fill(0));
     } else if ('refused' in attempt) {
       // The body's own fault, worded as the server words it (json-body.ts); an asset's name stays bytes.
-      const body = errorBody(frame.bytes, attempt.refused);
+      const body = errorBody(job.body, attempt.refused);
       writeFailed(pipe, frame.id, report, attempt.refused.status, body, () => body.fill(0));
     } else if (attempt.ok && attempt.pdf.length > maxPdfBytes) {
       // Refused here, so an oversized PDF never crosses the pipe; the server counts a 422 frame as this refusal.
@@ -197,15 +197,28 @@ async function main(): Promise<void> {
     last = undefined;
     // Once this function has returned, nothing refers to the message or the warnings any more;
     // a dropped compiler (0.14) is freed by the binding's finalizer once V8 has collected it.
-    const quiet = typeof attempt === 'object' && 'ok' in attempt && attempt.ok && attempt.warnings.length === 0;
-    if (dropped || retried || !quiet) setImmediate(forgetStrings);
+    if (dropped || retried || !compiled(attempt) || attempt.warnings.length > 0) setImmediate(forgetStrings);
   }
 }
 
 /** What a job came to in the worker: compiled, refused by the exact check of its body, or options its engine lacks. */
 type Attempt = Compiled | { refused: BodyError } | 'pdf options need 0.14';
 
-/** A layout as text, to compare two: offsets and fixed names only, never request content. */
-const layoutKey = ({ dataUnchecked: _, ...layout }: BodyLayout) => JSON.stringify(layout);
+const compiled = (attempt: Attempt): attempt is Compiled & { ok: true } => typeof attempt === 'object' && 'ok' in attempt && attempt.ok;
+
+const sameRange = (a: Range, b: Range) => a.start === b.start && a.end === b.end;
+
+/** Whether two layouts of one body find the same fields in it, with the same options. */
+function sameLayout(a: BodyLayout, b: BodyLayout): boolean {
+  return (
+    sameRange(a.data, b.data) &&
+    sameRange(a.template, b.template) &&
+    a.assets.length === b.assets.length &&
+    a.assets.every((asset, i) => sameRange(asset.name, b.assets[i]!.name) && sameRange(asset.value, b.assets[i]!.value)) &&
+    a.typst === b.typst &&
+    a.pdf?.standard === b.pdf?.standard &&
+    a.pdf?.tagged === b.pdf?.tagged
+  );
+}
 
 void main();

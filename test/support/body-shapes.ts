@@ -86,6 +86,15 @@ export const BODY_SHAPES: BodyShape[] = [
   },
   { name: 'tiny top-level keys after data ("k":0)', status: 200, make: (n) => fill(n, '{"data":{"a":[1]},', '"k":0,', '"template":"x"}') },
   {
+    // Each walk from the back would give up at the array and cross the long string: one walk per body.
+    name: 'empty data objects repeated before an array and a long string',
+    status: 200,
+    make: (n) => {
+      const tail = `"x":[],"t":"${'a'.repeat(Math.floor(n / 2))}","template":"x"}`;
+      return fill(n, '{', '"data":{},', tail);
+    },
+  },
+  {
     name: 'small objects after data ("p":{"a":1})',
     status: 200,
     make: (n) => fill(n, '{"data":{"a":[1]},', '"p":{"a":1},', '"template":"x"}'),

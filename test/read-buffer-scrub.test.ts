@@ -1,0 +1,64 @@
+/**
+ * The scrub of Node's read buffers (src/read-buffer-scrub.ts) from outside:
+ * after an answer, the server opens one connection of its own to its port,
+ * and its closing asks for no further scrub. Counted in the kernel's table of
+ * TCP connections to the server's port, whatever address it listens on.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { generate, startService } from './support/service.js';
+
+/** Connections (any state but listening) with the server's port at either end, IPv4 and IPv6. */
+function connectionsOf(port: number): number {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  let count = 0;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'latin1');
+    } catch {
+      continue; // no IPv6 on this host
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const [, local, remote, state] = line.trim().split(/\s+/);
+      if (state === undefined || state === '0A') continue; // 0A: LISTEN
+      if (local?.endsWith(`:${hex}`) || remote?.endsWith(`:${hex}`)) count++;
+    }
+  }
+  return count;
+}
+
+const ipv6 = (() => {
+  try {
+    return readFileSync('/proc/net/if_inet6', 'latin1').includes('lo');
+  } catch {
+    return false;
+  }
+})();
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the read buffer scrub', () => {
+  for (const host of ['127.0.0.1', '0.0.0.0', ...(ipv6 ? ['::'] : [])]) {
+    it(`opens one connection of its own after an answer, and no more, with HOST=${host}`, async () => {
+      const service = await startService({ HOST: host });
+      try {
+        const port = Number(new URL(service.url).port);
+        const res = await generate(service, { data: { a: 1 }, template: 'x #data.a' });
+        assert.equal(res.status, 200);
+        await res.arrayBuffer();
+        await sleep(500);
+        const settled = connectionsOf(port);
+        // The client's connection and the scrub's, open or waiting to close (TIME_WAIT lasts a minute).
+        assert.ok(settled >= 1 && settled <= 6, `${settled} connections`);
+        await sleep(1000);
+        // A scrub whose own connection asked for another would open one every 20 ms.
+        const later = connectionsOf(port);
+        assert.ok(later <= settled, `${settled} connections, then ${later}`);
+      } finally {
+        await service.stop();
+      }
+    });
+  }
+});
