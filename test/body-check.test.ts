@@ -163,6 +163,13 @@ const numbers = fc.constantFrom(
 );
 const seeds = fc.array(fc.nat(), { minLength: 1, maxLength: 64 });
 
+/** `body` with the byte at `p` changed to `byte` (how 0), `byte` inserted before it (1), or it removed (2). */
+function broken(body: Buffer, p: number, byte: number, how: number): Buffer {
+  if (how === 0) return Buffer.from(body).fill(byte, p, p + 1);
+  if (how === 1) return Buffer.concat([body.subarray(0, p), Buffer.from([byte]), body.subarray(p)]);
+  return Buffer.concat([body.subarray(0, p), body.subarray(p + 1)]);
+}
+
 function chooser(list: number[]): () => number {
   let i = 0;
   return () => list[i++ % list.length]!;
@@ -244,13 +251,7 @@ describe('the body check agrees with JSON.parse', () => {
         (data, template, at, byte, how) => {
           const body = Buffer.from(JSON.stringify({ data, template }));
           const p = at % body.length;
-          const changed =
-            how === 0
-              ? Buffer.from(body).fill(byte, p, p + 1)
-              : how === 1
-                ? Buffer.concat([body.subarray(0, p), Buffer.from([byte]), body.subarray(p)])
-                : Buffer.concat([body.subarray(0, p), body.subarray(p + 1)]);
-          agrees(changed);
+          agrees(broken(body, p, byte, how));
           agrees(body.subarray(0, p));
         },
       ),
@@ -389,13 +390,7 @@ describe('a large body leaves `data` to Typst where Typst reads exactly what the
         (data, after, template, at, byte, how) => {
           const body = Buffer.from(`{"data":${JSON.stringify(data)},${[...after, `"template":${JSON.stringify(template)}`].join(',')}}`);
           const p = at % body.length;
-          const changed =
-            how === 0
-              ? Buffer.from(body).fill(byte, p, p + 1)
-              : how === 1
-                ? Buffer.concat([body.subarray(0, p), Buffer.from([byte]), body.subarray(p)])
-                : Buffer.concat([body.subarray(0, p), body.subarray(p + 1)]);
-          holds(changed);
+          holds(broken(body, p, byte, how));
           holds(body.subarray(0, p));
         },
       ),
