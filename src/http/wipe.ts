@@ -1,7 +1,7 @@
 /**
  * Zero data retention in the server's memory: buffers that held request or
- * PDF bytes are zero-filled once the response is done with them, and so are
- * the buffers Node reads from the socket.
+ * PDF bytes are zero-filled once the response is done with them, and the
+ * buffers Node reads sockets into are replaced by zeros after the answer.
  *
  * `reply.wipeAfterResponse(buffer)` registers a buffer; it is wiped when
  * the response has been handed to the kernel ('finish') or the connection
