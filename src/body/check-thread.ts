@@ -11,15 +11,12 @@
  * is moved to the thread and back (a transfer of its ArrayBuffer, no copy).
  * Either way there is one copy of the bytes, which the caller wipes as
  * before; what comes back besides the bytes is the check's result, made of
- * offsets and the service's own messages, never request content. Bodies below INLINE_BYTES are checked where they are: that takes
+ * offsets and the service's own messages, never request content. Bodies below LARGE_DATA_BYTES are checked where they are: that takes
  * at most a few milliseconds, less than the round trip would cost in latency.
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { poolBuffer, poolSlot, releaseBody } from './body-pool.js';
 import { type BodyCheck, type CheckOptions, checkBody, LARGE_DATA_BYTES } from './json-check.js';
-
-/** Bodies below this size are checked on the event loop's own thread. */
-const INLINE_BYTES = LARGE_DATA_BYTES;
 
 /**
  * A body to check: in pool buffer `slot` (with the buffer itself the first
@@ -66,7 +63,7 @@ export class BodyChecker {
    */
   check(body: Buffer): Promise<CheckedBytes> {
     const slot = poolSlot(body);
-    if (body.length < INLINE_BYTES || (slot === undefined && !(body.buffer instanceof ArrayBuffer))) {
+    if (body.length < LARGE_DATA_BYTES || (slot === undefined && !(body.buffer instanceof ArrayBuffer))) {
       try {
         return Promise.resolve({ bytes: body, check: checkBody(body, this.options) });
       } catch (error) {

@@ -18,21 +18,14 @@ export interface ApiKey {
   bucket: string;
 }
 
+/** A configured key: its digest, and what a check that matches it returns (made once, the same object for every request). */
 interface Entry {
-  name: string;
-  limit: number | undefined;
   digest: Buffer;
+  key: ApiKey;
 }
 
-/** What a check of a presented key returns for an entry: made once per entry, the same object for every request. */
-const apiKeys = new WeakMap<Entry, ApiKey>();
-function apiKeyOf(entry: Entry): ApiKey {
-  let key = apiKeys.get(entry);
-  if (!key) {
-    key = Object.freeze({ name: entry.name, limit: entry.limit, bucket: `key:${entry.digest.toString('hex', 0, 16)}` });
-    apiKeys.set(entry, key);
-  }
-  return key;
+function entryOf(digest: Buffer, name: string, limit: number | undefined): Entry {
+  return { digest, key: Object.freeze({ name, limit, bucket: `key:${digest.toString('hex', 0, 16)}` }) };
 }
 
 const HASHED = /^sha256:([0-9a-f]{64})$/i;
@@ -49,17 +42,18 @@ function parseEntry(line: string, index: number, source: string): Entry {
   const [secret, ...options] = line.split(/\s+/);
   if (!secret) throw new ConfigError(`${source}: entry ${index + 1} is empty`);
   const hashed = HASHED.exec(secret);
-  const entry: Entry = { digest: hashed ? Buffer.from(hashed[1]!, 'hex') : sha256(secret), name: `key-${index + 1}`, limit: undefined };
+  let name = `key-${index + 1}`;
+  let limit: number | undefined;
   for (const option of options) {
     const [key, value] = option.split('=', 2);
-    if (key === 'name' && value && /^[\w.-]{1,64}$/.test(value)) entry.name = value;
-    else if (key === 'limit' && value && /^\d+$/.test(value) && Number(value) > 0) entry.limit = Number(value);
+    if (key === 'name' && value && /^[\w.-]{1,64}$/.test(value)) name = value;
+    else if (key === 'limit' && value && /^\d+$/.test(value) && Number(value) > 0) limit = Number(value);
     else
       throw new ConfigError(
         `${source}: entry ${index + 1} has an invalid option "${key}" (expected name=<word> or limit=<positive number>)`,
       );
   }
-  return entry;
+  return entryOf(hashed ? Buffer.from(hashed[1]!, 'hex') : sha256(secret), name, limit);
 }
 
 export class KeyStore {
@@ -98,7 +92,7 @@ export class KeyStore {
   /** A store holding one freshly generated key, returned once so it can be shown to the operator. */
   static generate(): { store: KeyStore; key: string } {
     const key = `tps_${randomBytes(24).toString('base64url')}`;
-    return { store: new KeyStore([{ digest: sha256(key), name: 'generated', limit: undefined }]), key };
+    return { store: new KeyStore([entryOf(sha256(key), 'generated', undefined)]), key };
   }
 
   get size(): number {
@@ -112,6 +106,6 @@ export class KeyStore {
     for (const entry of this.entries) {
       if (timingSafeEqual(entry.digest, digest) && !found) found = entry;
     }
-    return found && apiKeyOf(found);
+    return found?.key;
   }
 }

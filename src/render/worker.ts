@@ -137,8 +137,10 @@ async function main(): Promise<void> {
   /** The exact check of a body whose `data` was left to Typst (see run). */
   const exactCheck: CheckOptions = { maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS, largeDataBytes: Infinity };
 
+  const engineOf = (job: Job): EngineId => job.layout.typst ?? defaultEngine;
+
   function render(job: Job): Attempt {
-    const id = job.layout.typst ?? defaultEngine;
+    const id = engineOf(job);
     if (job.layout.pdf && id !== '0.14') return 'pdf options need 0.14';
     if (last && last !== engines.get(id)) last.clean();
     last = engines.get(id)!;
@@ -154,14 +156,13 @@ async function main(): Promise<void> {
    * guess of where `data` ends was wrong), or this failure.
    */
   function run(job: Job): { attempt: Attempt; engine: EngineId; retried: boolean } {
-    const engine = job.layout.typst ?? defaultEngine;
     const attempt = render(job);
-    if (!job.layout.dataUnchecked || compiled(attempt)) return { attempt, engine, retried: false };
+    if (!job.layout.dataUnchecked || compiled(attempt)) return { attempt, engine: engineOf(job), retried: false };
     const check = checkBody(job.body, exactCheck);
-    if (!check.ok) return { attempt: { refused: check.error }, engine, retried: true };
-    if (sameLayout(check.layout, job.layout)) return { attempt, engine, retried: true };
+    if (!check.ok) return { attempt: { refused: check.error }, engine: engineOf(job), retried: true };
+    if (sameLayout(check.layout, job.layout)) return { attempt, engine: engineOf(job), retried: true };
     const exact = { body: job.body, layout: check.layout };
-    return { attempt: render(exact), engine: exact.layout.typst ?? defaultEngine, retried: true };
+    return { attempt: render(exact), engine: engineOf(exact), retried: true };
   }
 
   function compile(frame: Frame): void {
