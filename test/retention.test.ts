@@ -161,6 +161,31 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: 'a 400 for invalid JSON inside a large data, found by the worker (data left to Typst)',
+      async run() {
+        const { body, markers } = markedRequest();
+        const rows = Array.from({ length: 20_000 }, (_, i) => `${markers.data} row ${i}`);
+        const text = JSON.stringify({ ...body, data: { ...body.data, rows } }).replace(`row 100"`, `row 100",`);
+        const res = await generate(service, text);
+        assert.equal(res.status, 400);
+        assert.match(await res.text(), /not valid JSON/);
+        return markers;
+      },
+    },
+    {
+      name: 'a 200 compiled twice (data left to Typst, the walk from the back stopped short of its end)',
+      async run() {
+        const { body, markers } = markedRequest();
+        const rows = Array.from({ length: 20_000 }, (_, i) => `${markers.data} row ${i}`);
+        const { data, ...rest } = body;
+        const text = `{"data":${JSON.stringify({ ...data, rows })},"extra":{"x":[1]},${JSON.stringify(rest).slice(1)}`;
+        const res = await generate(service, text);
+        assert.equal(res.status, 200);
+        await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
       name: '400 invalid JSON',
       async run() {
         const { body, markers } = markedRequest();
