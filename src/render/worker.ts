@@ -36,15 +36,17 @@ const FRAME_FD = 3;
  * `--clear-free-memory` (see pool.ts) zero-fills what it frees in the old
  * generation. About 10 ms of the worker's time, after the answer is sent.
  * The same collection finds a dropped 0.14 compiler (engine.ts clean()),
- * whose native memory its finalizer frees on the next turn of the loop.
+ * whose native memory its finalizer frees on the next turn of the loop;
+ * the engine that `dropped` it makes its next compiler on the turn after.
  */
-function forgetStrings(): void {
+function forgetStrings(dropped?: TypstEngine): void {
   /x/.exec('x');
   (globalThis as { gc?: (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void }).gc?.({
     type: 'major',
     execution: 'sync',
     flavor: 'last-resort',
   });
+  if (dropped) setImmediate(() => dropped.prepare());
 }
 
 /** This process's resident memory, from /proc/self/statm kept open (one read per job). */
@@ -185,7 +187,8 @@ async function main(): Promise<void> {
       writeFailed(pipe, frame.id, report, WORKER_STATUS.pdfTooLarge, body, () => body.fill(0));
     } else if (attempt.ok) {
       const warnings = Buffer.from(attempt.warnings.length > 0 ? warningsHeader(attempt.warnings) : '', 'latin1');
-      writeDone(pipe, frame.id, report, warnings, attempt.pdf, () => attempt.pdf.fill(0));
+      const { pdf } = attempt;
+      writeDone(pipe, frame.id, report, warnings, pdf, () => pdf.fill(0));
     } else {
       // Typst's message quotes the template: built once, as bytes, and wiped once written.
       const body = jsonErrorBody(templateMessage(attempt.failure));
@@ -194,11 +197,14 @@ async function main(): Promise<void> {
     frame.bytes.fill(0);
     reader.giveBack(frame);
     // The answer is on its way; the cache eviction still ends this job, before the next one is read.
-    const dropped = last?.clean() ?? false;
+    const cleaned = last;
+    const dropped = cleaned?.clean() ?? false;
     last = undefined;
     // Once this function has returned, nothing refers to the message or the warnings any more;
-    // a dropped compiler (0.14) is freed by the binding's finalizer once V8 has collected it.
-    if (dropped || retried || !compiled(attempt) || attempt.warnings.length > 0) setImmediate(forgetStrings);
+    // a dropped compiler (0.14) is freed by the binding's finalizer once V8 has collected it, and
+    // only on the turn after that is its successor made (a job that comes first makes it itself).
+    // (No closure here: one made in this function would keep its context, the message among it, alive.)
+    if (dropped || retried || !compiled(attempt) || attempt.warnings.length > 0) setImmediate(forgetStrings, dropped ? cleaned : undefined);
   }
 }
 
