@@ -4,15 +4,19 @@
  * The steps of a request, in the order they run (hooks of one kind run in
  * the order they are added below; README's "How it works" shows the same):
  *
- *   onRequest  1. identify the key (http/auth.ts identifyKey)          /v1 only
+ *   onRequest  0. no Host: 400 (http/client-errors.ts requireHost)
+ *              1. identify the key (http/auth.ts identifyKey)          /v1 only
  *              2. count it: 429 past the limit (http/rate-limit.ts)   /v1 only
  *              3. unknown path: 404, before the body is read
  *              4. shutting down: 503 (http/draining.ts)               not /healthz, /readyz
  *              5. no valid key: 401 (http/auth.ts requireKey)         the /v1 routes
  *              6. content type, encoding, declared size: 415, 413     POST /v1/pdf/generate
  *                 (http/json-body.ts requireJsonWithinLimit)
- *   body       received into owned buffers and checked byte by byte: 400, 413
- *              (http/json-body.ts, src/body/)
+ *   body       503 past the bodies being received (body/pending-bodies.ts); then
+ *              `100 Continue` if asked for (http/expect.ts), received into owned
+ *              buffers and checked byte by byte: 400, 408, 413 (http/json-body.ts,
+ *              src/body/); broken framing or a client gone mid-body stops it
+ *              (http/client-errors.ts)
  *   handler    answers held for readers at their bound: 503; the render pool:
  *              503, 422, 500, or the worker's PDF or 400/422 (http/generate.ts,
  *              render/pool.ts, render/worker.ts, render/engine.ts)
@@ -29,9 +33,10 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './config.js';
 import { identifyKey, requireKey } from './http/auth.js';
-import { clientErrorHandler, frameworkErrorHandler } from './http/client-errors.js';
+import { PendingBodies } from './body/pending-bodies.js';
+import { clientErrorHandler, frameworkErrorHandler, refuseConnect, requireHost } from './http/client-errors.js';
 import { errorHandler, HttpError, sendError } from './http/errors.js';
-import { ignoreUnknownExpectations } from './http/expect.js';
+import { registerExpectations } from './http/expect.js';
 import { fontsRoute, type FontSource } from './http/fonts.js';
 import { AnswerLimits } from './http/answer-limits.js';
 import { generateRoute, type Renderer } from './http/generate.js';
@@ -65,24 +70,41 @@ export interface AppOptions {
   playground?: boolean;
   /** An image asset declaring more pixels is refused before any compile (MAX_IMAGE_PIXELS). */
   maxImagePixels?: number;
+  /** Bodies being received, bounded in total (MAX_PENDING_BODIES_MB); unset: no bound. */
+  bodies?: PendingBodies;
+  /** A body with no byte for this long is answered 408 (BODY_TIMEOUT_MS); unset: 30 s. */
+  bodyTimeoutMs?: number;
 }
 
 /**
- * Time a client has to send its whole request. Fastify's default is no limit:
- * a client that sent headers and then stalled would hold its connection
- * forever. Node enforces it from a periodic check, so the cut comes 60-90 s in.
+ * Time a client has to send its whole request, head and body: twice the
+ * body's idle timeout. Without it (Fastify's default is no limit) a client
+ * that sends a byte now and then would never trip the idle timeout and
+ * hold its connection forever. Node checks it every quarter of the idle
+ * timeout (at most every 30 s), so the cut (408) comes up to a quarter
+ * late.
  */
-const REQUEST_TIMEOUT_MS = 60_000;
+const REQUEST_TIMES_BODY_TIMEOUT = 2;
+const CHECKS_PER_BODY_TIMEOUT = 4;
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const bodies = options.bodies ?? new PendingBodies(0);
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
+  const requestTimeout = REQUEST_TIMES_BODY_TIMEOUT * bodyTimeoutMs;
   const app = Fastify({
+    http: {
+      // A request without Host is answered by requireHost, with the API's error body.
+      requireHostHeader: false,
+      headersTimeout: Math.min(60_000, requestTimeout),
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(bodyTimeoutMs / CHECKS_PER_BODY_TIMEOUT)),
+    },
     loggerInstance: options.logger as FastifyBaseLogger,
     // The request log line is written in onResponse below, without URLs' query strings or bodies.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
-    requestTimeout: REQUEST_TIMEOUT_MS,
+    requestTimeout,
     // genReqId reads X-Request-Id itself: with requestIdHeader set, Fastify would take any value unchecked.
     requestIdHeader: false,
     genReqId: (request) => {
@@ -92,7 +114,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Requests that arrive while closing are answered by http/draining.ts, with Retry-After and the 503 message.
     return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
-    clientErrorHandler,
+    clientErrorHandler: clientErrorHandler(bodies),
     frameworkErrors: frameworkErrorHandler,
   });
 
@@ -100,13 +122,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('apiKey', undefined);
   app.decorateRequest('rateLimitUsage', undefined);
   app.decorateRequest('unavailable', undefined);
-  ignoreUnknownExpectations(app.server);
+  registerExpectations(app);
+  refuseConnect(app.server);
   wipeSocketReads(app.server);
   registerWipe(app);
-  registerJsonBody(app, { maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS });
+  registerJsonBody(app, {
+    maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS,
+    bodies,
+    bodyTimeoutMs,
+  });
   app.setErrorHandler(errorHandler(options.compileTimeoutMs));
   app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));
   // onRequest steps 1 to 4 (see the table above); 5 and 6 belong to the /v1 routes below.
+  app.addHook('onRequest', requireHost);
   app.addHook('onRequest', identifyKey(options.keys));
   const rateLimitHealth = registerRateLimit(app, { keys: options.keys, ...options.rateLimit });
   // Fastify would otherwise read and parse an unknown path's body before answering 404.

@@ -37,6 +37,10 @@ export interface Config {
   maxPendingAnswersMb: number;
   /** A client that takes no byte of its answer for this long is cut off. */
   readerStallTimeoutMs: number;
+  /** A request body with no byte for this long is answered 408. */
+  bodyTimeoutMs: number;
+  /** Request bodies being received, in total; past it new bodies get 503 before they are read (0: no bound). */
+  maxPendingBodiesMb: number;
   /** An image asset whose header declares more pixels is refused with 400 before any compile. */
   maxImagePixels: number;
   /** Operator-provided directory of Typst packages (`<namespace>/<name>/<version>`). */
@@ -298,6 +302,20 @@ export const SETTINGS: readonly Setting[] = [
     key: 'readerStallTimeoutMs',
     meaning: 'A client that takes no byte of its answer for this long is cut off, and the answer wiped',
     read: whole(30_000, 100, 600_000),
+  },
+  {
+    name: 'BODY_TIMEOUT_MS',
+    key: 'bodyTimeoutMs',
+    meaning:
+      'A request body with no byte for this long is answered 408 and what came of it wiped; a whole request (head and body) has twice this, so a client that sends a byte now and then is cut off too',
+    read: whole(30_000, 100, 600_000),
+  },
+  {
+    name: 'MAX_PENDING_BODIES_MB',
+    key: 'maxPendingBodiesMb',
+    meaning:
+      'Request bodies being received, in total (MiB, counted at their declared size); past it new bodies get 503 with `Retry-After` before a byte of them is read (0: no bound)',
+    read: whole(256, 0, 1_048_576),
   },
   {
     name: 'MAX_IMAGE_PIXELS',

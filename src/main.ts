@@ -10,6 +10,8 @@ import { answerServerArgs, ServerArgsError } from './server-args.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { ProcessLimitError, setProcessLimits } from './process-limits.js';
 import { AnswerLimits } from './http/answer-limits.js';
+import { PendingBodies } from './body/pending-bodies.js';
+import { PoolUnavailableError } from './render/errors.js';
 import { KeyStore } from './http/keys.js';
 import { listenMetrics, ServiceMetrics } from './http/metrics.js';
 import { handleShutdownSignals } from './shutdown.js';
@@ -88,6 +90,7 @@ async function main(): Promise<void> {
     maxPendingBytes: config.maxPendingAnswersMb * 1024 * 1024,
     readerStallMs: config.readerStallTimeoutMs,
   });
+  const bodies = new PendingBodies(config.maxPendingBodiesMb * 1024 * 1024);
   const metrics = new ServiceMetrics(pool, answers);
   answers.on('stalled', (requestId) => logger.info({ reqId: requestId }, 'reader stalled: answer cut off'));
 
@@ -121,6 +124,8 @@ async function main(): Promise<void> {
     metricsOnOwnPort: config.metricsPort !== undefined,
     playground: config.playground,
     maxImagePixels: config.maxImagePixels,
+    bodies,
+    bodyTimeoutMs: config.bodyTimeoutMs,
   });
 
   let metricsServer: Server | undefined;
@@ -129,7 +134,11 @@ async function main(): Promise<void> {
     pool,
     logger,
     timeoutMs: config.shutdownTimeoutMs,
-    beginClosing: () => (closing = true),
+    beginClosing: () => {
+      closing = true;
+      // Shutdown waits only for requests whose body is whole: the others are answered 503 now.
+      bodies.stopAll(new PoolUnavailableError('shutting_down'));
+    },
     dispose: () => sandbox.dispose(),
     get metricsServer() {
       return metricsServer;

@@ -39,6 +39,9 @@ export const MESSAGES = {
   invalidLength: 'Malformed HTTP request: Content-Length must be one non-negative whole number',
   twoLengths: 'Malformed HTTP request: more than one Content-Length',
   malformedHttp: 'Malformed HTTP request',
+  badChunks: 'Malformed HTTP request: the chunked body is not framed as HTTP/1.1 says (a chunk size in hexadecimal, then CRLF)',
+  missingHost: 'Malformed HTTP request: an HTTP/1.1 request must have a Host header',
+  connectUnsupported: 'This service does not support the CONNECT method',
   badUrl: 'Malformed URL',
   lengthRequired: 'An HTTP/1.0 request with a body must declare its Content-Length',
   typstField: `Field "typst" must be one of ${quotedList(ENGINE_IDS)}`,
@@ -126,6 +129,12 @@ export const UNKNOWN_FONT = 'unknown font family (not among GET /v1/fonts; Typst
 export function timeoutMessage(timeoutMs: number): string {
   const seconds = Math.round((timeoutMs / 1000) * 10) / 10;
   return `Template compilation exceeded the ${seconds} second limit`;
+}
+
+/** 408 for a body with no byte for BODY_TIMEOUT_MS. */
+export function bodyTimeoutMessage(timeoutMs: number): string {
+  const seconds = Math.round((timeoutMs / 1000) * 10) / 10;
+  return `Request body not received within ${seconds} seconds`;
 }
 
 /** 422 for a PDF over MAX_PDF_BYTES. */

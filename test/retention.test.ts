@@ -8,7 +8,7 @@
  * requests later. No process of the service may write a core dump at all.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { processLimit } from '../src/process-limits.js';
@@ -25,6 +25,10 @@ const UNRELATED_REQUESTS = 20;
 const AFTER_ANSWER_MS = 300;
 /** A key with a budget of one request a minute, for the 429 case. */
 const SMALL_KEY = 'retention-small-key-0123456789';
+/** A key the service knows only by its SHA-256: its plaintext reaches the server once, in the request. */
+const HASHED_KEY = marker('HASHEDKEY');
+/** A body with no byte for this long is answered 408 (BODY_TIMEOUT_MS). */
+const BODY_TIMEOUT_MS = 1000;
 
 type Markers = Record<string, string>;
 
@@ -76,7 +80,13 @@ async function waitIdle(service: Service): Promise<void> {
 describe('request content in memory, at the answer', () => {
   let service: Service;
   before(async () => {
-    service = await startService({ ...NO_RATE_LIMIT, WORKERS: '2', API_KEYS: `${TEST_KEY},${SMALL_KEY} limit=1` });
+    const hashed = createHash('sha256').update(HASHED_KEY).digest('hex');
+    service = await startService({
+      ...NO_RATE_LIMIT,
+      WORKERS: '2',
+      API_KEYS: `${TEST_KEY},${SMALL_KEY} limit=1,sha256:${hashed}`,
+      BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
+    });
   });
   after(async () => {
     await service.stop();
@@ -306,6 +316,65 @@ describe('request content in memory, at the answer', () => {
           });
         });
         assert.ok(received > 3_000_000, `a PDF of some size was read (${received} bytes)`);
+        return markers;
+      },
+    },
+    {
+      name: 'a 200 for a key known by its SHA-256, and a 401 for a wrong bearer token',
+      async run() {
+        const wrongKey = marker('WRONGKEY');
+        const res = await generate(service, { data: {}, template: 'hashed key' }, { key: HASHED_KEY });
+        assert.equal(res.status, 200);
+        await res.arrayBuffer();
+        const refused = await generate(service, { data: {}, template: 'wrong key' }, { key: wrongKey });
+        assert.equal(refused.status, 401);
+        await refused.arrayBuffer();
+        return { key: HASHED_KEY, wrongKey };
+      },
+    },
+    ...(['FIN', 'RST'] as const).map((how) => ({
+      name: `part of a body, then the client's ${how}`,
+      async run() {
+        const { body, markers } = markedRequest();
+        const bytes = Buffer.from(JSON.stringify(body));
+        const socket = await open(service);
+        const answer = readAll(socket);
+        socket.write(head({ 'content-length': bytes.length + 100_000 }));
+        socket.write(bytes);
+        await sleep(100);
+        if (how === 'FIN') socket.end();
+        else socket.resetAndDestroy();
+        const res = await answer;
+        assert.equal(res.status, 0, 'no answer: the client is dropped');
+        return markers;
+      },
+    })),
+    {
+      name: 'part of a body, then silence until the body timeout',
+      async run() {
+        const { body, markers } = markedRequest();
+        const bytes = Buffer.from(JSON.stringify(body));
+        const socket = await open(service);
+        const answer = readAll(socket);
+        socket.write(head({ 'content-length': bytes.length + 100_000 }));
+        socket.write(bytes);
+        const res = await answer;
+        assert.equal(res.status, 408);
+        assert.ok(res.ms >= BODY_TIMEOUT_MS, `answered after the timeout (${res.ms} ms)`);
+        return markers;
+      },
+    },
+    {
+      name: 'a chunked body with a malformed chunk size',
+      async run() {
+        const { body, markers } = markedRequest();
+        const bytes = Buffer.from(JSON.stringify(body));
+        const socket = await open(service);
+        const answer = readAll(socket);
+        socket.write(head({ 'content-length': null, 'transfer-encoding': 'chunked' }));
+        socket.write(`${bytes.length.toString(16)}\r\n${bytes}\r\nzz\r\n`);
+        const res = await answer;
+        assert.equal(res.status, 400);
         return markers;
       },
     },

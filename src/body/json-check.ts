@@ -175,9 +175,14 @@ function checkTypst(body: Uint8Array, field: Field): EngineId | BodyCheck {
 function checkPdf(body: Uint8Array, field: Field): PdfOptions | BodyCheck {
   if (field.kind !== 'object') return message(MESSAGES.pdfField);
   const options: PdfOptions = {};
+  // Of a repeated key only the last is read, as JSON.parse would keep it: an earlier value is not checked.
+  const last = new Map<(typeof PDF_KEYS)[number], NonNullable<Field['entries']>[number]>();
   for (const entry of field.entries!) {
     const key = oneOf(body, entry.name, PDF_KEYS);
     if (key === undefined) return message(MESSAGES.pdfKey);
+    last.set(key, entry);
+  }
+  for (const [key, entry] of last) {
     if (key === 'standard') {
       const standard = entry.kind === 'string' ? oneOf<PdfStandard>(body, entry.value, PDF_STANDARDS) : undefined;
       if (standard === undefined) return message(MESSAGES.pdfStandard);

@@ -4,12 +4,20 @@
  * Node hands the body over in chunks, each its own copy of bytes read from
  * the socket; every chunk is copied into the body buffer and zero-filled at
  * once, so the body buffer is the only copy, and whoever holds it wipes it
- * when done (releaseBody: large bodies are in reused buffers, body-pool.ts). With a Content-Length the buffer is allocated once at that
- * size; a chunked body grows it (the old one wiped) and is refused as soon
- * as it passes the limit, without keeping what came.
+ * when done (releaseBody: large bodies are in reused buffers, body-pool.ts).
+ * With a Content-Length the buffer is allocated once at that size; a
+ * chunked body grows it (the old one wiped) and is refused as soon as it
+ * passes the limit, without keeping what came.
+ *
+ * Every body ends: whole, or refused with what came wiped at once. It is
+ * refused when it passes the limit, when the client leaves or sends fewer
+ * bytes than it declared, when no byte comes for `idleMs`, when the room
+ * for bodies being received runs out (pending-bodies.ts), or when it is
+ * stopped from outside (broken framing, shutdown).
  */
 import type { Readable } from 'node:stream';
 import { bodyBuffer, copyIntoBody, releaseBody } from './body-pool.js';
+import { BodyRefusedError, type Room } from './pending-bodies.js';
 
 export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
@@ -20,7 +28,17 @@ export class BodyIncompleteError extends Error {
   override name = 'BodyIncompleteError';
 }
 
+/** No byte of the body came for the idle time allowed. */
+export class BodyTimeoutError extends Error {
+  override name = 'BodyTimeoutError';
+}
+
 const FIRST_CHUNKED_BYTES = 64 * 1024;
+
+/** The buffer a body starts in: its declared length, or a first slice of the limit for a chunked one. */
+export function firstBodyBytes(declaredLength: number | undefined, limit: number): number {
+  return declaredLength ?? Math.min(FIRST_CHUNKED_BYTES, limit);
+}
 
 /** Zero-fills every chunk still to come: for bodies that are answered without being read. */
 export function discardBody(stream: Readable): void {
@@ -28,9 +46,19 @@ export function discardBody(stream: Readable): void {
   stream.resume();
 }
 
-export function receiveBody(stream: Readable, declaredLength: number | undefined, limit: number): Promise<Buffer> {
+export interface ReceiveOptions {
+  /** Content-Length, or undefined for a chunked body. */
+  declaredLength: number | undefined;
+  limit: number;
+  /** A body with no byte for this long is refused (BodyTimeoutError). */
+  idleMs: number;
+  /** This body's count among those being received, admitted for firstBodyBytes(); released when it ends. */
+  room: Room;
+}
+
+export function receiveBody(stream: Readable, { declaredLength, limit, idleMs, room }: ReceiveOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    let body = bodyBuffer(declaredLength === undefined ? Math.min(FIRST_CHUNKED_BYTES, limit) : declaredLength);
+    let body = bodyBuffer(firstBodyBytes(declaredLength, limit));
     let received = 0;
     let settled = false;
 
@@ -39,16 +67,24 @@ export function receiveBody(stream: Readable, declaredLength: number | undefined
       settled = true;
       detach();
       releaseBody(body);
+      room.release();
       discardBody(stream);
       reject(error);
     };
+    const idle = setTimeout(() => stop(new BodyTimeoutError()), idleMs);
     const onData = (chunk: Buffer) => {
+      idle.refresh();
       if (received + chunk.length > body.length) {
         if (declaredLength !== undefined || received + chunk.length > limit) {
           chunk.fill(0);
           return stop(declaredLength === undefined ? new BodyTooLargeError() : new BodyIncompleteError());
         }
-        const grown = bodyBuffer(Math.min(limit, Math.max(body.length * 2, received + chunk.length)));
+        const size = Math.min(limit, Math.max(body.length * 2, received + chunk.length));
+        if (!room.grow(size - body.length)) {
+          chunk.fill(0);
+          return stop(new BodyRefusedError());
+        }
+        const grown = bodyBuffer(size);
         body.copy(grown, 0, 0, received);
         releaseBody(body);
         body = grown;
@@ -62,15 +98,18 @@ export function receiveBody(stream: Readable, declaredLength: number | undefined
       if (declaredLength !== undefined && received !== declaredLength) return stop(new BodyIncompleteError());
       settled = true;
       detach();
+      room.release();
       resolve(received === body.length ? body : body.subarray(0, received));
     };
     const onClose = () => stop(new BodyIncompleteError());
     const detach = () => {
+      clearTimeout(idle);
       stream.off('data', onData);
       stream.off('end', onEnd);
       stream.off('error', onClose);
       stream.off('close', onClose);
     };
+    room.onStop(stop);
     stream.on('data', onData);
     stream.on('end', onEnd);
     stream.on('error', onClose);

@@ -60,7 +60,6 @@ export class AnswerLimits extends EventEmitter<{ stalled: [requestId: string] }>
    */
   send(request: FastifyRequest, reply: FastifyReply, pdf: Buffer, heldBytes: number): FastifyReply {
     this.held += heldBytes;
-    reply.raw.once('close', () => (this.held -= heldBytes));
     const socket = request.raw.socket;
     const onStall = () => {
       this.emit('stalled', request.id);
@@ -71,7 +70,10 @@ export class AnswerLimits extends EventEmitter<{ stalled: [requestId: string] }>
     // (A request made with app.inject has a stand-in socket without timeouts.)
     socket.setTimeout?.(this.options.readerStallMs);
     socket.on('timeout', onStall);
-    reply.raw.once('close', () => socket.off('timeout', onStall));
+    reply.raw.once('close', () => {
+      this.held -= heldBytes;
+      socket.off('timeout', onStall);
+    });
     if (pdf.length <= SLICE_BYTES) return reply.send(pdf);
     return reply.send(Readable.from(slices(pdf), { objectMode: false }));
   }

@@ -5,10 +5,18 @@
  * URLs Fastify cannot route. Each gets the API's one error shape,
  * `{"error": "..."}`, and where Node must close the connection, the JSON
  * answer goes first.
+ *
+ * A refusal may come while the body of a request being answered is still
+ * arriving (a chunk size that is not a number, a client that closes its
+ * side, Node's time for the whole request running out). That body can
+ * never be whole, so its receiver is stopped: it wipes what came, and the
+ * request is answered (400, 408) and its connection closed; a client that
+ * closed its side mid-body is dropped at once.
  */
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { PendingBodies } from '../body/pending-bodies.js';
 import { MESSAGES } from '../messages.js';
 import { HttpError, sendError } from './errors.js';
 
@@ -32,30 +40,93 @@ function answerTo(error: ClientError): { status: number; message: string } {
       return { status: 400, message: MESSAGES.lengthAndChunked };
     case 'HPE_INVALID_CONTENT_LENGTH':
       return { status: 400, message: MESSAGES.invalidLength };
+    // A chunk size that is not hexadecimal (or too large), or a chunk's line not ended by CRLF.
+    case 'HPE_INVALID_CHUNK_SIZE':
+    case 'HPE_CR_EXPECTED':
+    case 'HPE_LF_EXPECTED':
+    case 'HPE_STRICT':
+      return { status: 400, message: MESSAGES.badChunks };
     default:
       return { status: 400, message: MESSAGES.malformedHttp };
   }
 }
 
-/** Fastify's `clientErrorHandler`: a JSON answer, then the connection closed. Nothing is logged of it. */
-export function clientErrorHandler(error: ClientError, socket: Socket): void {
-  // The bytes Node had read when it gave up may hold request content.
-  const raw = (error as { rawPacket?: unknown }).rawPacket;
-  if (raw instanceof Uint8Array) raw.fill(0);
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  // Bytes that could not be parsed after a request that is still being answered (an HTTP/1.0 body
-  // without a length, say): that answer goes out, and the connection closes after it.
-  const inFlight = (socket as Socket & { _httpMessage?: { once(event: 'finish', listener: () => void): void } })._httpMessage;
-  if (inFlight) return void inFlight.once('finish', () => socket.destroySoon());
-  const { status, message } = answerTo(error);
-  const body = JSON.stringify({ error: message });
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
-    );
+/** The response Node is writing on `socket`, and the request it answers. */
+interface InFlight {
+  req?: IncomingMessage;
+  once(event: 'finish', listener: () => void): void;
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a JSON answer, then the connection closed. Nothing is logged of it.
+ * `bodies` are the bodies being received, one of which may belong to the request in flight.
+ */
+export function clientErrorHandler(bodies: PendingBodies) {
+  return (error: ClientError, socket: Socket): void => {
+    // The bytes Node had read when it gave up may hold request content.
+    const raw = (error as { rawPacket?: unknown }).rawPacket;
+    if (raw instanceof Uint8Array) raw.fill(0);
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const inFlight = (socket as Socket & { _httpMessage?: InFlight })._httpMessage;
+    if (inFlight) answerInFlight(error, socket, inFlight, bodies);
+    else answerRaw(error, socket);
+  };
+}
+
+/**
+ * A refusal while a request on the connection is being answered: the answer is the route's (after a
+ * stopped body, the refusal's own), and the connection closes after it.
+ */
+function answerInFlight(error: ClientError, socket: Socket, inFlight: InFlight, bodies: PendingBodies): void {
+  const request = inFlight.req;
+  if (request && !request.complete) {
+    // llhttp's word for a connection whose client closed its side before the body was whole.
+    if (error.code === 'HPE_INVALID_EOF_STATE') return void socket.destroy();
+    const { status, message } = answerTo(error);
+    bodies.stop(request, new HttpError(status, message, { connection: 'close' }));
   }
+  // The connection closes once the answer is out: the refusal's, after a stopped body; the request's own
+  // when the bytes that could not be parsed came after a whole request (an HTTP/1.0 body without a length).
+  inFlight.once('finish', () => socket.destroySoon());
+}
+
+/** The JSON answer written straight to the socket, for bytes that never became a request. */
+function answerRaw(error: ClientError, socket: Socket): void {
+  const { status, message } = answerTo(error);
+  if (socket.writable) socket.write(rawAnswer(status, message));
   socket.destroySoon();
+}
+
+/** An error answer as the bytes of an HTTP/1.1 response that closes its connection. */
+function rawAnswer(status: number, message: string): string {
+  const body = JSON.stringify({ error: message });
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+    `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`
+  );
+}
+
+/**
+ * onRequest, first of all: an HTTP/1.1 request without a Host header is malformed. (Node's own check
+ * answers it with an empty body, so the server is made without it and this one answers instead.)
+ */
+export async function requireHost(request: FastifyRequest): Promise<void> {
+  const { httpVersionMajor, httpVersionMinor } = request.raw;
+  if (httpVersionMajor === 1 && httpVersionMinor === 1 && request.headers.host === undefined) {
+    throw new HttpError(400, MESSAGES.missingHost, { connection: 'close' });
+  }
+}
+
+/**
+ * CONNECT asks the server to open a tunnel, which this service never does; Node hands such a request
+ * to 'connect' listeners only, and closes the connection without an answer when there is none.
+ */
+export function refuseConnect(server: Server): void {
+  server.on('connect', (_request: IncomingMessage, socket: Socket, head: Buffer) => {
+    head.fill(0);
+    socket.on('error', () => undefined);
+    socket.end(rawAnswer(501, MESSAGES.connectUnsupported));
+  });
 }
 
 /** Fastify's `frameworkErrors`: a URL it cannot route (bad encoding, a too long parameter) is a 400 like any other. */

@@ -13,7 +13,7 @@ import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCras
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Why a 503 was answered (UnavailableReason: queue full, queue timeout, shutting down, client gone, answers pending), for the log and metrics. */
+    /** Why a 503 was answered (UnavailableReason: queue full, queue timeout, shutting down, client gone, answers or bodies pending), for the log and metrics. */
     unavailable?: UnavailableReason;
   }
 }

@@ -1,10 +1,39 @@
 /**
- * An `Expect` header other than `100-continue` makes Node's HTTP server
- * answer 417 on its own, outside the API's error table. The API has no
- * expectation to meet, so such a request is handled like any other.
+ * The `Expect` header. Node answers `Expect: 100-continue` with
+ * `100 Continue` at once and anything else with 417, both before the API
+ * has looked at the request. Here:
+ *
+ * - `100-continue`: `100 Continue` is sent only when the body is about to
+ *   be read (sendContinue, from the body parser), that is once the key, the
+ *   rate limit, the content type and the declared size have passed; a
+ *   request refused before that gets its answer instead, and its connection
+ *   closes after it (the client may or may not send the body then, so
+ *   nothing after it on the connection could be read as a request).
+ * - any other expectation: the API has none to meet, so the request is
+ *   handled like any other.
  */
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 
-export function ignoreUnknownExpectations(server: Server): void {
+/** Requests that asked for `100 Continue` and have not been sent it yet. */
+const awaitingContinue = new WeakMap<IncomingMessage, ServerResponse>();
+
+export function registerExpectations(app: FastifyInstance): void {
+  const server: Server = app.server;
   server.on('checkExpectation', (request, response) => server.emit('request', request, response));
+  server.on('checkContinue', (request, response) => {
+    awaitingContinue.set(request, response);
+    server.emit('request', request, response);
+  });
+  app.addHook('onSend', async (request, reply) => {
+    if (awaitingContinue.delete(request.raw)) reply.header('connection', 'close');
+  });
+}
+
+/** Sends `100 Continue` to a request that asked for it. */
+export function sendContinue(request: IncomingMessage): void {
+  const response = awaitingContinue.get(request);
+  if (!response) return;
+  awaitingContinue.delete(request);
+  response.writeContinue();
 }

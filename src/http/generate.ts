@@ -80,16 +80,17 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     const { body: bytes } = job;
     // The body is wiped when the response is done or abandoned; a pool buffer (body-pool.ts) goes back
     // once the job has settled too: only then has the pipe to the worker stopped reading from it.
+    // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
+    // One listener for both: a large PDF's stream adds its own, and Node warns past ten.
     let settled: Promise<unknown> = Promise.resolve();
+    const abort = new AbortController();
     reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) abort.abort();
       wipeBody(bytes);
       const giveBackBuffer = () => giveBack(bytes);
       settled.then(giveBackBuffer, giveBackBuffer);
     });
     if (answers.full()) throw new PoolUnavailableError('answers_pending');
-    const abort = new AbortController();
-    // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
-    reply.raw.once('close', () => reply.raw.writableFinished || abort.abort());
     const rendering = renderer.render(job, abort.signal);
     settled = rendering;
     const result = await rendering;

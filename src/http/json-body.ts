@@ -13,21 +13,46 @@ import { BodyChecker } from '../body/check-thread.js';
 import { releaseBody } from '../body/body-pool.js';
 import { errorBody } from '../body/error-body.js';
 import type { CheckOptions } from '../body/json-check.js';
+import { BodyRefusedError, type PendingBodies } from '../body/pending-bodies.js';
 import type { Job } from '../render/job.js';
-import { BodyIncompleteError, BodyTooLargeError, receiveBody } from '../body/receive.js';
+import { BodyIncompleteError, BodyTimeoutError, BodyTooLargeError, firstBodyBytes, receiveBody } from '../body/receive.js';
 import { MAX_BODY_BYTES } from '../config.js';
-import { MESSAGES, unsupportedEncoding } from '../messages.js';
+import { bodyTimeoutMessage, MESSAGES, unsupportedEncoding } from '../messages.js';
+import { PoolUnavailableError } from '../render/errors.js';
 import { HttpError } from './errors.js';
+import { sendContinue } from './expect.js';
 
-export function registerJsonBody(app: FastifyInstance, options: CheckOptions): void {
+export interface BodyOptions extends CheckOptions {
+  /** Bodies being received, bounded in total (MAX_PENDING_BODIES_MB). */
+  bodies: PendingBodies;
+  /** A body with no byte for this long is answered 408 (BODY_TIMEOUT_MS). */
+  bodyTimeoutMs: number;
+}
+
+/** The answer to a body that was not received whole. */
+function refusalOf(error: Error, bodyTimeoutMs: number): Error {
+  if (error instanceof BodyTooLargeError) return new HttpError(413, MESSAGES.tooLarge);
+  if (error instanceof BodyIncompleteError) return new HttpError(400, MESSAGES.bodyLengthMismatch);
+  if (error instanceof BodyTimeoutError) return new HttpError(408, bodyTimeoutMessage(bodyTimeoutMs), { connection: 'close' });
+  if (error instanceof BodyRefusedError) return new PoolUnavailableError('bodies_pending');
+  // Stopped from outside: broken framing (http/client-errors.ts) or shutdown, each with its own answer.
+  return error;
+}
+
+export function registerJsonBody(app: FastifyInstance, options: BodyOptions): void {
+  const { bodies, bodyTimeoutMs, ...checkOptions } = options;
   // Large bodies are checked on a thread of their own, so the event loop is never held for long.
-  const checker = new BodyChecker(options);
+  const checker = new BodyChecker(checkOptions);
   app.addHook('onClose', () => checker.close());
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', (request, payload, done) => {
-    const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
+    const declaredLength = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
+    const room = bodies.admit(request.raw, firstBodyBytes(declaredLength, MAX_BODY_BYTES));
+    if (room instanceof Error) return done(refusalOf(room, bodyTimeoutMs), undefined);
+    // Every check that can refuse the request before its body has passed: the client may send it now.
+    sendContinue(request.raw);
     // A check that throws has wiped the bytes; its error goes to the error handler as any other.
-    receiveBody(payload, declared, MAX_BODY_BYTES)
+    receiveBody(payload, { declaredLength, limit: MAX_BODY_BYTES, idleMs: bodyTimeoutMs, room })
       .then((received) => checker.check(received))
       .then(
         ({ bytes, check }) => {
@@ -37,11 +62,7 @@ export function registerJsonBody(app: FastifyInstance, options: CheckOptions): v
           releaseBody(bytes);
           done(new HttpError(check.error.status, '', {}, answer), undefined);
         },
-        (error: Error) => {
-          if (error instanceof BodyTooLargeError) done(new HttpError(413, MESSAGES.tooLarge), undefined);
-          else if (error instanceof BodyIncompleteError) done(new HttpError(400, MESSAGES.bodyLengthMismatch), undefined);
-          else done(error, undefined);
-        },
+        (error: Error) => done(refusalOf(error, bodyTimeoutMs), undefined),
       );
   });
 }

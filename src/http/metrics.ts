@@ -89,7 +89,7 @@ export class ServiceMetrics {
 
   readonly unavailable = new Counter({
     name: `${PREFIX}unavailable_total`,
-    help: 'Requests answered 503, by reason (queue_full, queue_timeout, client_gone, shutting_down, answers_pending)',
+    help: 'Requests answered 503, by reason (queue_full, queue_timeout, client_gone, shutting_down, answers_pending, bodies_pending)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
@@ -98,6 +98,13 @@ export class ServiceMetrics {
     name: `${PREFIX}output_refused_total`,
     help: 'Answers refused or cut off, by reason (pdf_too_large: 422 past MAX_PDF_BYTES; reader_stalled: a client that took nothing past READER_STALL_TIMEOUT_MS)',
     labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly abandoned = new Counter({
+    name: `${PREFIX}http_requests_abandoned_total`,
+    help: 'Requests whose client left (closed or half-closed its side) before their body was whole, by route pattern',
+    labelNames: ['route'] as const,
     registers: [this.registry],
   });
 
@@ -148,6 +155,11 @@ export class ServiceMetrics {
     if (request.outputRefused) this.outputRefused.inc({ reason: request.outputRefused });
   };
 
+  /** onRequestAbort hook: counts a request whose client left mid-body (it has no answer, so onResponse never sees it). */
+  observeAbandoned = async (request: FastifyRequest): Promise<void> => {
+    this.abandoned.inc({ route: routeOf(request) });
+  };
+
   contentType(): string {
     return this.registry.contentType;
   }
@@ -160,6 +172,7 @@ export class ServiceMetrics {
 /** Counts every request of `app`, and serves GET /metrics on it unless a separate listener does. */
 export function registerMetrics(app: FastifyInstance, metrics: ServiceMetrics, options: { route: boolean }): void {
   app.addHook('onResponse', metrics.observe);
+  app.addHook('onRequestAbort', metrics.observeAbandoned);
   if (options.route) {
     app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType()).send(await metrics.text()));
   }

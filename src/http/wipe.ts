@@ -12,6 +12,7 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { discardBody } from '../body/receive.js';
+import { HeapScrub } from '../heap-scrub.js';
 import { isParserScrub, scrubParserBufferOf, scrubReadBuffer } from '../read-buffer-scrub.js';
 
 declare module 'fastify' {
@@ -59,11 +60,20 @@ export function registerWipe(app: FastifyInstance): void {
  * sockets themselves: one would make Node hand every read to JavaScript as
  * a new buffer, about 9 MB of garbage per large body besides the body's own
  * chunks, and a full garbage collection for each.
+ *
+ * The strings the parser made of the request's head (its key among them)
+ * are collected once the server is idle, in memory V8 then clears
+ * (heap-scrub.ts).
  */
 export function wipeSocketReads(server: Server): void {
   scrubParserBufferOf(server);
+  const heap = new HeapScrub();
+  const afterAnswer = () => {
+    scrubReadBuffer();
+    heap.afterAnswer();
+  };
   server.on('connection', (socket: Socket) => {
-    if (!isParserScrub(socket)) socket.on('close', scrubReadBuffer);
+    if (!isParserScrub(socket)) socket.on('close', afterAnswer);
   });
-  server.on('request', (_request, response) => response.once('close', scrubReadBuffer));
+  server.on('request', (_request, response) => response.once('close', afterAnswer));
 }

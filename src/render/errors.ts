@@ -20,8 +20,11 @@ export class WorkerCrashError extends Error {
   override name = 'WorkerCrashError';
 }
 
-/** `answers_pending`: the answers held for clients that have not taken them yet are at their bound (MAX_PENDING_ANSWERS_MB). */
-export type UnavailableReason = 'queue_full' | 'queue_timeout' | 'shutting_down' | 'client_gone' | 'answers_pending';
+/**
+ * `answers_pending`: the answers held for clients that have not taken them yet are at their bound (MAX_PENDING_ANSWERS_MB);
+ * `bodies_pending`: the bodies being received are at theirs (MAX_PENDING_BODIES_MB).
+ */
+export type UnavailableReason = 'queue_full' | 'queue_timeout' | 'shutting_down' | 'client_gone' | 'answers_pending' | 'bodies_pending';
 
 /** No capacity now: the client should retry later (503). */
 export class PoolUnavailableError extends Error {

@@ -1,0 +1,113 @@
+/**
+ * Bodies being received, bounded in total like answers held for readers
+ * are: a body's buffer is taken when its first byte is about to be read,
+ * so a thousand clients that each declare 10 MB and send slowly would
+ * otherwise hold 10 GB. Past MAX_PENDING_BODIES_MB a new body is refused
+ * (503 with Retry-After) before a byte of it is read.
+ *
+ * Each body being received has a Room: the bytes counted for it, and a way
+ * to stop its receiver from outside: when the connection's framing breaks
+ * (http/client-errors.ts) or the service shuts down (only whole bodies are
+ * waited for).
+ */
+
+export class Room {
+  private stopper: ((error: Error) => void) | undefined;
+
+  constructor(
+    private readonly bodies: PendingBodies,
+    private readonly request: object,
+    private bytes: number,
+  ) {}
+
+  /** Counts `more` bytes for this body; false past the bound (nothing counted then). */
+  grow(more: number): boolean {
+    if (!this.bodies.take(more)) return false;
+    this.bytes += more;
+    return true;
+  }
+
+  /** Sets how the receiver is stopped from outside (it wipes what came and releases the room). */
+  onStop(stopper: (error: Error) => void): void {
+    this.stopper = stopper;
+  }
+
+  /** @internal PendingBodies.stop */
+  stop(error: Error): void {
+    this.stopper?.(error);
+  }
+
+  /** The body is whole or refused: its bytes no longer count. Safe to call twice. */
+  release(): void {
+    this.bodies.give(this.request, this, this.bytes);
+    this.bytes = 0;
+  }
+}
+
+/** The body was refused before it was read: past the bound, or stopped before its receiver started. */
+export class BodyRefusedError extends Error {
+  override name = 'BodyRefusedError';
+}
+
+export class PendingBodies {
+  private held = 0;
+  /** The room of each request whose body is being received, or why its body can no longer be received. */
+  private readonly rooms = new WeakMap<object, Room | Error>();
+  private readonly receiving = new Set<Room>();
+
+  /** `maxBytes`: the bound on all bodies being received (0: no bound). */
+  constructor(private readonly maxBytes: number) {}
+
+  /**
+   * Room for `request`'s body of `bytes`: an Error instead when the bound is
+   * reached (BodyRefusedError) or the body was stopped before this (see
+   * stop). One body is always let in, whatever its size.
+   */
+  admit(request: object, bytes: number): Room | Error {
+    const stopped = this.rooms.get(request);
+    if (stopped instanceof Error) {
+      this.rooms.delete(request);
+      return stopped;
+    }
+    if (!this.take(bytes)) return new BodyRefusedError();
+    const room = new Room(this, request, bytes);
+    this.rooms.set(request, room);
+    this.receiving.add(room);
+    return room;
+  }
+
+  /**
+   * Stops `request`'s body with `error`: its receiver, if one runs, or the
+   * receiver to come (admit returns the error), for a request still in its
+   * first steps.
+   */
+  stop(request: object, error: Error): void {
+    const room = this.rooms.get(request);
+    if (room instanceof Room) room.stop(error);
+    else this.rooms.set(request, error);
+  }
+
+  /** Stops every body being received (shutdown). */
+  stopAll(error: Error): void {
+    for (const room of [...this.receiving]) room.stop(error);
+  }
+
+  /** Bytes of bodies being received now. */
+  pendingBytes(): number {
+    return this.held;
+  }
+
+  /** @internal Room.grow and admit. */
+  take(bytes: number): boolean {
+    if (this.maxBytes > 0 && this.held > 0 && this.held + bytes > this.maxBytes) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  /** @internal Room.release. */
+  give(request: object, room: Room, bytes: number): void {
+    this.held -= bytes;
+    this.receiving.delete(room);
+    if (this.rooms.get(request) === room) this.rooms.delete(request);
+  }
+}

@@ -1,0 +1,261 @@
+/**
+ * Requests that never finish, from a key holder: bodies that stop, that
+ * half-close, that lie about their framing, that wait on `100 Continue`,
+ * and many of them at once. Each ends: answered with the status the API
+ * gives it, or dropped at once, with its connection closed, its buffer
+ * released and the request counted; meanwhile others are served. (That
+ * nothing of them stays in memory is test/retention.test.ts.)
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { scrape } from '../support/metrics.js';
+import { errorOf, head, open, readAll, type RawResponse } from '../support/raw-http.js';
+import { generate, startService, type Service } from '../support/service.js';
+import { NO_RATE_LIMIT, rssMb } from '../support/hostile.js';
+
+const BODY_TIMEOUT_MS = 1000;
+/** Bodies being received at once, in MiB: four 10 MB bodies and a bit. */
+const PENDING_BODIES_MB = 45;
+
+let service: Service;
+before(async () => {
+  service = await startService({
+    ...NO_RATE_LIMIT,
+    BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
+    MAX_PENDING_BODIES_MB: String(PENDING_BODIES_MB),
+  });
+});
+after(async () => {
+  await service.stop();
+});
+
+/** Opens a connection, writes `parts` one after the other, and reads until the server closes it. */
+async function exchange(...parts: (string | Buffer)[]): Promise<RawResponse> {
+  const socket = await open(service);
+  const answer = readAll(socket);
+  for (const part of parts) socket.write(part);
+  return answer;
+}
+
+async function assertServed(): Promise<void> {
+  const res = await generate(service, { data: {}, template: 'still serving' });
+  assert.equal(res.status, 200);
+  await res.arrayBuffer();
+}
+
+const abandoned = async () =>
+  (await scrape(`${service.url}/metrics`)).samples.get('typst_pdf_http_requests_abandoned_total{route="/v1/pdf/generate"}') ?? 0;
+
+describe('a body that stops', () => {
+  for (const how of ['FIN', 'RST'] as const) {
+    it(`is dropped at once when the client's ${how} comes mid-body, and counted`, async () => {
+      const before = await abandoned();
+      const socket = await open(service);
+      const answer = readAll(socket);
+      socket.write(head({ 'content-length': 1_000_000 }));
+      socket.write(Buffer.alloc(500_000, 0x20));
+      await sleep(200);
+      if (how === 'FIN') socket.end();
+      else socket.resetAndDestroy();
+      const res = await answer;
+      assert.equal(res.status, 0, 'no answer');
+      assert.ok(res.ms < 1000 + 200, `closed at once (${res.ms} ms)`);
+      await sleep(100);
+      assert.equal(await abandoned(), before + 1, 'counted as abandoned');
+      await assertServed();
+    });
+  }
+
+  for (const [name, body] of [
+    ['no byte of it', ''],
+    ['part of it, then silence', '{"data":{"a":1},"templ'],
+  ] as const) {
+    it(`gets 408 after the body timeout: ${name}`, async () => {
+      const res = await exchange(head({ 'content-length': 1_000_000 }), body);
+      assert.equal(res.status, 408);
+      assert.equal(errorOf(res), 'Request body not received within 1 seconds');
+      assert.match(res.headers, /^connection: close$/im);
+      assert.ok(res.ms >= BODY_TIMEOUT_MS && res.ms < BODY_TIMEOUT_MS + 2000, `answered after the timeout (${res.ms} ms)`);
+    });
+  }
+
+  it('gets 408 when a byte now and then keeps it alive past twice the body timeout', async () => {
+    const socket = await open(service);
+    const answer = readAll(socket);
+    socket.write(head({ 'content-length': 1_000_000 }));
+    const trickle = setInterval(() => socket.writable && socket.write(' '), BODY_TIMEOUT_MS / 4);
+    const res = await answer;
+    clearInterval(trickle);
+    assert.equal(res.status, 408);
+    assert.equal(errorOf(res), 'The request was not received in time');
+    // Node checks every quarter of the body timeout, for a whole request of twice the body timeout.
+    assert.ok(res.ms >= 2 * BODY_TIMEOUT_MS && res.ms < 2 * BODY_TIMEOUT_MS + 3000, `cut off (${res.ms} ms)`);
+  });
+});
+
+describe('a malformed chunked body', () => {
+  const chunked = head({ 'content-length': null, 'transfer-encoding': 'chunked' });
+  for (const [name, framing] of [
+    ['a chunk size that is not hexadecimal', '5\r\n{"dat\r\nzz\r\nab\r\n'],
+    ['a negative chunk size', '-1\r\nab\r\n'],
+    ['a chunk longer than its size', '3\r\n{"data":{}}\r\n0\r\n\r\n'],
+    ['chunk lines ended by LF alone', '5\n{"dat\n'],
+  ] as const) {
+    it(`gets a JSON 400 and its connection closed: ${name}`, async () => {
+      const res = await exchange(chunked, framing);
+      assert.equal(res.status, 400);
+      assert.match(errorOf(res), /^Malformed HTTP request/);
+      assert.match(res.headers, /^connection: close$/im);
+      assert.ok(res.ms < BODY_TIMEOUT_MS, `answered at once (${res.ms} ms)`);
+    });
+  }
+});
+
+describe('Expect: 100-continue', () => {
+  const expecting = (headers: Record<string, string | number | null>) => head({ 'content-length': 26, expect: '100-continue', ...headers });
+
+  for (const [name, headers, status] of [
+    ['without a key', { authorization: null }, 401],
+    ['with a wrong key', { authorization: 'Bearer not-the-key-0123456789' }, 401],
+    ['declaring 20 MB', { 'content-length': 20 * 1024 * 1024 }, 413],
+    ['with a type other than JSON', { 'content-type': 'text/plain' }, 415],
+  ] as const) {
+    it(`is answered ${status} instead of 100 Continue ${name}, and its connection closed`, async () => {
+      const socket = await open(service);
+      const answer = readAll(socket);
+      socket.write(expecting(headers));
+      const res = await answer;
+      assert.equal(res.status, status);
+      assert.doesNotMatch(res.headers, /100 Continue/);
+      assert.match(res.headers, /^connection: close$/im);
+    });
+  }
+
+  it('gets 100 Continue once the checks before the body have passed, then its PDF', async () => {
+    const socket = await open(service);
+    let seen = '';
+    const interim = new Promise<void>((resolve) =>
+      socket.on('data', (chunk: Buffer) => {
+        seen += chunk.toString('latin1');
+        if (seen.includes('\r\n\r\n')) resolve();
+      }),
+    );
+    const answer = readAll(socket);
+    socket.write(expecting({}));
+    await interim;
+    assert.match(seen, /^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+    socket.write('{"data":{},"template":"x"}');
+    const res = await answer;
+    assert.equal(res.status, 200);
+  });
+});
+
+describe('what Node answers on its own', () => {
+  it('an HTTP/1.1 request without Host gets the JSON 400', async () => {
+    const res = await exchange(`GET /healthz HTTP/1.1\r\n\r\n`);
+    assert.equal(res.status, 400);
+    assert.equal(errorOf(res), 'Malformed HTTP request: an HTTP/1.1 request must have a Host header');
+  });
+
+  it('CONNECT gets a JSON 501', async () => {
+    const res = await exchange(`CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n`);
+    assert.equal(res.status, 501);
+    assert.equal(errorOf(res), 'This service does not support the CONNECT method');
+  });
+});
+
+describe('bodies being received, in total', () => {
+  it('past MAX_PENDING_BODIES_MB, a new body gets 503 with Retry-After before it is read, and others are served', async () => {
+    const declared = 9_990_000;
+    // Five connections declare about 10 MB each and send a little: the bound holds four.
+    const holders = await Promise.all(Array.from({ length: 5 }, () => open(service)));
+    const answers = holders.map((socket) => readAll(socket));
+    for (const socket of holders) {
+      socket.write(head({ 'content-length': declared }));
+      socket.write('{"data":');
+      await sleep(50);
+    }
+    const refused = await Promise.race([answers[4]!, sleep(BODY_TIMEOUT_MS / 2).then(() => undefined)]);
+    assert.ok(refused, 'the fifth was answered before its body timeout');
+    assert.equal(refused.status, 503);
+    assert.match(refused.headers, /^retry-after: \d+$/im);
+    const started = Date.now();
+    const health = await fetch(`${service.url}/healthz`);
+    assert.equal(health.status, 200);
+    assert.ok(Date.now() - started < 1000, 'health answers while bodies are held');
+    for (const socket of holders) socket.destroy();
+    await assertServed();
+  });
+
+  it("many large bodies that are dropped leave the server's memory near where it was", async () => {
+    const pid = service.process.pid!;
+    const rssBefore = rssMb(pid);
+    const body = Buffer.alloc(9_900_000, 0x20);
+    await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        const socket = await open(service);
+        const answer = readAll(socket);
+        socket.write(head({ 'content-length': 9_990_000 }));
+        socket.write(body);
+        await sleep(300);
+        socket.end();
+        await answer;
+      }),
+    );
+    await sleep(500);
+    const rssAfter = rssMb(pid);
+    assert.ok(rssAfter - rssBefore < 100, `server RSS ${rssBefore} -> ${rssAfter} MiB`);
+    await assertServed();
+  });
+});
+
+describe('shutdown', () => {
+  it('does not wait for requests whose body never came', async () => {
+    const own = await startService({ BODY_TIMEOUT_MS: '30000', SHUTDOWN_TIMEOUT_MS: '25000' });
+    const { hostname, port } = new URL(own.url);
+    const sockets = await Promise.all(
+      Array.from(
+        { length: 3 },
+        () =>
+          new Promise<Socket>((resolve) => {
+            const socket = connect(Number(port), hostname, () => resolve(socket));
+          }),
+      ),
+    );
+    const answers = sockets.map((socket) => readAll(socket));
+    for (const socket of sockets) socket.write(`${head({ 'content-length': 1_000_000 })}{"data":`);
+    await sleep(200);
+    const started = Date.now();
+    assert.equal(await own.stop('SIGTERM'), 0);
+    assert.ok(Date.now() - started < 5000, `stopped in ${Date.now() - started} ms`);
+    for (const res of await Promise.all(answers)) assert.ok(res.status === 503 || res.status === 0, `answered ${res.status}`);
+  });
+});
+
+describe('a large PDF', () => {
+  it('adds no more listeners to its response than Node allows', async () => {
+    // Random bytes: an attachment Typst cannot compress.
+    const random = randomBytes(1_500_000);
+    const res = await generate(service, {
+      data: {},
+      typst: '0.14',
+      template: '#pdf.attach("r.bin", read("r.bin", encoding: none))\nLarge',
+      assets: { 'r.bin': random.toString('base64') },
+    });
+    assert.equal(res.status, 200);
+    assert.ok((await res.arrayBuffer()).byteLength > 1024 * 1024, 'a PDF over 1 MiB');
+    await sleep(100);
+    assert.doesNotMatch(service.output(), /MaxListenersExceededWarning/);
+  });
+});
+
+describe('the pdf field', () => {
+  it('reads the last of a repeated key, as at the top level', async () => {
+    const res = await generate(service, `{"data":{},"template":"x","typst":"0.14","pdf":{"standard":"zz","standard":"a-2b"}}`);
+    assert.equal(res.status, 200);
+    assert.match(Buffer.from(await res.arrayBuffer()).toString('latin1'), /<pdfaid:part>2<\/pdfaid:part>/);
+  });
+});
