@@ -13,7 +13,8 @@
  *                 (http/json-body.ts requireJsonWithinLimit)
  *   body       received into owned buffers and checked byte by byte: 400, 413
  *              (http/json-body.ts, src/body/)
- *   handler    answers held for readers at their bound: 503; the render pool:
+ *   handler    a key whose jobs crashed the engine too often: 429 (http/crash-limit.ts);
+ *              answers held for readers at their bound: 503; the render pool:
  *              503, 422, 500, or the worker's PDF or 400/422 (http/generate.ts,
  *              render/pool.ts, render/worker.ts, render/engine.ts)
  *   onSend     rate-limit headers; no-store, nosniff, request id; Connection: close
@@ -27,13 +28,14 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './config.js';
+import { DEFAULT_CRASHES_PER_MINUTE, DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './config.js';
 import { identifyKey, requireKey } from './http/auth.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/client-errors.js';
 import { errorHandler, HttpError, sendError } from './http/errors.js';
 import { ignoreUnknownExpectations } from './http/expect.js';
 import { fontsRoute, type FontSource } from './http/fonts.js';
 import { AnswerLimits } from './http/answer-limits.js';
+import { CrashLimit } from './http/crash-limit.js';
 import { generateRoute, type Renderer } from './http/generate.js';
 import { healthRoutes, type HealthSource } from './http/health.js';
 import { registerJsonBody } from './http/json-body.js';
@@ -53,6 +55,8 @@ export interface AppOptions {
   health: HealthSource;
   logger: Logger;
   compileTimeoutMs: number;
+  /** Engine crashes a key may cause per rate-limit window (CRASHES_PER_MINUTE, 5 unless set); past it, 429. */
+  crashesPerMinute?: number;
   /** Bounds on answers waiting for their readers; unset: no bound on their total, a 30 s stall cut-off. */
   answers?: AnswerLimits;
   rateLimit: Omit<RateLimitOptions, 'keys'>;
@@ -100,6 +104,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('apiKey', undefined);
   app.decorateRequest('rateLimitUsage', undefined);
   app.decorateRequest('unavailable', undefined);
+  app.decorateRequest('crashLimited', undefined);
   ignoreUnknownExpectations(app.server);
   wipeSocketReads(app.server);
   registerWipe(app);
@@ -147,7 +152,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(async (api) => {
     api.addHook('onRequest', requireKey(options.keys));
-    generateRoute(api, options.renderer, answers);
+    generateRoute(api, options.renderer, answers, new CrashLimit(options.crashesPerMinute ?? DEFAULT_CRASHES_PER_MINUTE));
     fontsRoute(api, options.fonts);
   });
 

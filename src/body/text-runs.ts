@@ -1,0 +1,223 @@
+/**
+ * The pre-check for text both Typst engines crash on, run by the worker on
+ * the template and on every string of `data` before any compile (both are
+ * JSON string content in the body's bytes; nothing becomes a JavaScript
+ * string). One pass, constant work per byte.
+ *
+ * What crashes, measured on Typst 0.11.1 and 0.14.2:
+ *
+ * - Typst stores where each glyph's text is inside its line's text run as
+ *   16-bit offsets, saturated at 65,535. The PDF export then cuts the run's
+ *   text at byte 65,535, and panics when that byte is inside a character of
+ *   more than one byte. A run of text with no place a line may break in is
+ *   always one line, so such a run longer than 65,535 bytes crashes when
+ *   its byte 65,535 is not the first byte of a character (`é` × 32,768
+ *   does, `é` × 32,767 + `a` does not; `a` × 65,534 + `é` does).
+ * - Typst 0.14's shaper keeps a mark's distance to its base in 16 signed
+ *   bits: more than 32,767 combining marks after one base crash it (the
+ *   engine can survive a single such cluster; two in a paragraph do not).
+ *
+ * A line may break here after ASCII white space and U+200B, and between two
+ * ideographic characters (CJK, kana, Hangul syllables, emoji): a run of
+ * them is broken into lines of the page's width, so a long run of Chinese
+ * text without spaces is not refused. Text that is split into lines that
+ * long only by a very wide page or a tiny font, and text a template makes
+ * itself (`"é" * 40000`), are beyond a check of the request's bytes: they
+ * still crash the worker, and count toward the key's crash limit.
+ */
+import { hex4 } from './json-string.js';
+import type { Range } from './layout.js';
+
+/** What the pre-check refuses: a run of text the PDF export cuts inside a character, or too many marks on one base. */
+export type TextHazard = 'run' | 'marks';
+
+export interface TextLimits {
+  /** The byte of an unbroken run that must start a character (Typst's 16-bit offsets saturate here). */
+  runByte: number;
+  /** Combining marks one base may carry. */
+  marksPerBase: number;
+}
+
+export const TEXT_LIMITS: TextLimits = { runByte: 65_535, marksPerBase: 32_767 };
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Simple escapes after a backslash, and the byte each stands for. */
+const SIMPLE_ESCAPE = new Int16Array(256).fill(-1);
+for (const [escape, byte] of [
+  [0x22, 0x22],
+  [0x5c, 0x5c],
+  [0x2f, 0x2f],
+  [0x62, 0x08],
+  [0x66, 0x0c],
+  [0x6e, 0x0a],
+  [0x72, 0x0d],
+  [0x74, 0x09],
+] as const)
+  SIMPLE_ESCAPE[escape] = byte;
+
+const ZERO_WIDTH_SPACE = 0x200b;
+
+/** ASCII bytes after which a line may break: space, tab, line feed, carriage return. */
+const ASCII_BREAK = new Uint8Array(128);
+for (const b of [0x20, 0x09, 0x0a, 0x0d]) ASCII_BREAK[b] = 1;
+
+/** Characters between two of which a line may break (Unicode line-break class ID, the common blocks). */
+export function isIdeographic(cp: number): boolean {
+  return (
+    (cp >= 0x2e80 && cp <= 0x2fff) ||
+    (cp >= 0x3040 && cp <= 0x30ff) ||
+    (cp >= 0x3400 && cp <= 0x4dbf) ||
+    (cp >= 0x4e00 && cp <= 0x9fff) ||
+    (cp >= 0xa000 && cp <= 0xa4cf) ||
+    (cp >= 0xac00 && cp <= 0xd7a3) ||
+    (cp >= 0xf900 && cp <= 0xfaff) ||
+    (cp >= 0x1f300 && cp <= 0x1f3fa) ||
+    (cp >= 0x1f400 && cp <= 0x1f64f) ||
+    (cp >= 0x1f680 && cp <= 0x1f6ff) ||
+    (cp >= 0x1f900 && cp <= 0x1f9ff) ||
+    (cp >= 0x20000 && cp <= 0x3fffd)
+  );
+}
+
+/** Unicode's combining marks (general category M), as a bit per code point; made on first need (about 20 ms). */
+let markBits: Uint8Array | undefined;
+
+/** Whether `cp` is a combining mark. The table holds Unicode's properties only, nothing of any text. */
+export function isMark(cp: number): boolean {
+  if (cp < 0x300) return false;
+  if (!markBits) {
+    const bits = new Uint8Array(0x110000 >> 3);
+    const mark = /^\p{M}$/u;
+    // Every mark is in planes 0, 1 and 14.
+    for (const plane of [0, 0x10000, 0xe0000]) {
+      for (let c = plane; c < plane + 0x10000; c++) if (mark.test(String.fromCodePoint(c))) bits[c >> 3]! |= 1 << (c & 7);
+    }
+    markBits = bits;
+  }
+  return (markBits[cp >> 3]! & (1 << (cp & 7))) !== 0;
+}
+
+/** The state of one string's scan: its current unbroken run and marks. */
+class RunState {
+  /** Bytes of the current run, since the last place a line may break. */
+  run = 0;
+  /** Combining marks since the last base. */
+  marks = 0;
+  /** The previous character was ideographic (a line may break before the next one that is). */
+  ideographic = false;
+  hazard: TextHazard | undefined;
+
+  constructor(private readonly limits: TextLimits) {}
+
+  /** An ASCII character. */
+  ascii(b: number): void {
+    this.marks = 0;
+    this.ideographic = false;
+    if (ASCII_BREAK[b] === 1) this.run = 0;
+    else this.run++;
+  }
+
+  /** A character of `length` (2 to 4) UTF-8 bytes. */
+  wide(cp: number, length: number): void {
+    const ideographic = isIdeographic(cp);
+    if (ideographic && this.ideographic) this.run = 0;
+    this.ideographic = ideographic;
+    const at = this.run;
+    const { runByte, marksPerBase } = this.limits;
+    if (at < runByte && at + length > runByte) this.hazard ??= 'run';
+    this.run = cp === ZERO_WIDTH_SPACE ? 0 : at + length;
+    if (isMark(cp)) {
+      if (++this.marks > marksPerBase) this.hazard ??= 'marks';
+    } else this.marks = 0;
+  }
+}
+
+/** UTF-8 length of a code point from a `\u` escape (an unpaired surrogate takes 3 bytes, as Typst would never see it). */
+const utf8Length = (cp: number) => (cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
+
+/**
+ * Scans the JSON string content that starts at `at` (after its opening
+ * quote) up to its closing quote or `end`; returns the index after the
+ * closing quote (or `end`). Escapes count as the characters they stand for.
+ */
+function scanString(body: Uint8Array, at: number, end: number, state: RunState): number {
+  let i = at;
+  while (i < end) {
+    const b = body[i]!;
+    if (b < 0x80) {
+      if (b === QUOTE) return i + 1;
+      if (b !== BACKSLASH) {
+        state.ascii(b);
+        i++;
+        continue;
+      }
+      const e = body[i + 1] ?? 0;
+      const simple = SIMPLE_ESCAPE[e]!;
+      if (simple >= 0) {
+        state.ascii(simple);
+        i += 2;
+        continue;
+      }
+      let cp = e === 0x75 ? hex4(body, i + 2) : -1;
+      if (cp < 0) {
+        // Not an escape JSON allows (only in `data` left to Typst, which then refuses it): one byte.
+        state.ascii(b);
+        i++;
+        continue;
+      }
+      i += 6;
+      if (cp >= 0xd800 && cp <= 0xdbff && body[i] === BACKSLASH && body[i + 1] === 0x75) {
+        const low = hex4(body, i + 2);
+        if (low >= 0xdc00 && low <= 0xdfff) {
+          cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+          i += 6;
+        }
+      }
+      if (cp < 0x80) state.ascii(cp);
+      else state.wide(cp, utf8Length(cp));
+      continue;
+    }
+    // A multi-byte character (the body is valid UTF-8, checked by the server).
+    let cp: number;
+    let length: number;
+    if (b < 0xe0) {
+      cp = ((b & 0x1f) << 6) | (body[i + 1]! & 0x3f);
+      length = 2;
+    } else if (b < 0xf0) {
+      cp = ((b & 0x0f) << 12) | ((body[i + 1]! & 0x3f) << 6) | (body[i + 2]! & 0x3f);
+      length = 3;
+    } else {
+      cp = ((b & 0x07) << 18) | ((body[i + 1]! & 0x3f) << 12) | ((body[i + 2]! & 0x3f) << 6) | (body[i + 3]! & 0x3f);
+      length = 4;
+    }
+    state.wide(cp, length);
+    i += length;
+  }
+  return end;
+}
+
+/** The hazard in the JSON string content `range` (between its quotes: the template), if any. */
+export function stringHazard(body: Uint8Array, range: Range, limits: TextLimits = TEXT_LIMITS): TextHazard | undefined {
+  const state = new RunState(limits);
+  scanString(body, range.start, range.end, state);
+  return state.hazard;
+}
+
+/**
+ * The first hazard in any string (keys too) of the JSON value `range` (the
+ * `data` object): each string is a run of its own. Bytes outside strings
+ * are skipped; a string is entered at each quote met there.
+ */
+export function valueHazard(body: Uint8Array, range: Range, limits: TextLimits = TEXT_LIMITS): TextHazard | undefined {
+  let i = range.start;
+  while (i < range.end) {
+    const quote = body.indexOf(QUOTE, i);
+    if (quote < 0 || quote >= range.end) return undefined;
+    const state = new RunState(limits);
+    i = scanString(body, quote + 1, range.end, state);
+    if (state.hazard) return state.hazard;
+  }
+  return undefined;
+}
