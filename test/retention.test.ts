@@ -15,7 +15,7 @@ import { processLimit } from '../src/process-limits.js';
 import { NO_RATE_LIMIT } from './support/hostile.js';
 import { encodings, scanMemory } from './support/memory-scan.js';
 import { head, open, rawRequest, readAll } from './support/raw-http.js';
-import { generate, readiness, startService, TEST_KEY, type Service } from './support/service.js';
+import { generate, readiness, startService, TEST_KEY, waitReady, type Service } from './support/service.js';
 
 /** A marker no other program holds: random, and never made in this process before the request is built. */
 const marker = (kind: string) => `${kind}${randomBytes(9).toString('hex')}`;
@@ -25,6 +25,8 @@ const UNRELATED_REQUESTS = 20;
 const AFTER_ANSWER_MS = 300;
 /** A key with a budget of one request a minute, for the 429 case. */
 const SMALL_KEY = 'retention-small-key-0123456789';
+/** A key whose requests crash the engine, for the 500 and the crash limit's 429 (CRASHES_PER_MINUTE=1). */
+const CRASH_KEY = 'retention-crash-key-0123456789';
 
 type Markers = Record<string, string>;
 
@@ -76,7 +78,12 @@ async function waitIdle(service: Service): Promise<void> {
 describe('request content in memory, at the answer', () => {
   let service: Service;
   before(async () => {
-    service = await startService({ ...NO_RATE_LIMIT, WORKERS: '2', API_KEYS: `${TEST_KEY},${SMALL_KEY} limit=1` });
+    service = await startService({
+      ...NO_RATE_LIMIT,
+      WORKERS: '2',
+      API_KEYS: `${TEST_KEY},${SMALL_KEY} limit=1,${CRASH_KEY}`,
+      CRASHES_PER_MINUTE: '1',
+    });
   });
   after(async () => {
     await service.stop();
@@ -245,6 +252,41 @@ describe('request content in memory, at the answer', () => {
         await first.arrayBuffer();
         const { body, markers } = markedRequest();
         const res = await generate(service, body, { key: SMALL_KEY });
+        assert.equal(res.status, 429);
+        await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
+      name: 'a 422 of the text pre-check (a run in data the engines crash on)',
+      async run() {
+        const markers = { data: marker('DATA'), template: marker('TEMPLATE') };
+        const res = await generate(service, { data: { secret: markers.data, run: 'é'.repeat(32768) }, template: `#data.run ${markers.template}` });
+        assert.equal(res.status, 422);
+        await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
+      name: 'a 500 engine crash (the worker dies with the job)',
+      async run() {
+        const { body, markers } = markedRequest('\n#duration(weeks: 9223372036854775807)');
+        const res = await generate(service, body, { key: CRASH_KEY });
+        assert.equal(res.status, 500);
+        await res.arrayBuffer();
+        await waitReady(service, 2);
+        return markers;
+      },
+    },
+    {
+      name: "a 429 of the crash limit (the key's second crash in its window, then a request)",
+      async run() {
+        const crash = await generate(service, { data: {}, template: '#duration(weeks: 9223372036854775807)' }, { key: CRASH_KEY });
+        assert.equal(crash.status, 500);
+        await crash.arrayBuffer();
+        await waitReady(service, 2);
+        const { body, markers } = markedRequest();
+        const res = await generate(service, body, { key: CRASH_KEY });
         assert.equal(res.status, 429);
         await res.arrayBuffer();
         return markers;
