@@ -261,7 +261,10 @@ describe('request content in memory, at the answer', () => {
       name: 'a 422 of the text pre-check (a run in data the engines crash on)',
       async run() {
         const markers = { data: marker('DATA'), template: marker('TEMPLATE') };
-        const res = await generate(service, { data: { secret: markers.data, run: 'é'.repeat(32768) }, template: `#data.run ${markers.template}` });
+        const res = await generate(service, {
+          data: { secret: markers.data, run: 'é'.repeat(32768) },
+          template: `#data.run ${markers.template}`,
+        });
         assert.equal(res.status, 422);
         await res.arrayBuffer();
         return markers;

@@ -119,7 +119,14 @@ describe('text pre-check against its oracle', () => {
 
   it('data (every string of a JSON value, keys too, each a run of its own)', () => {
     const value = fc.letrec((tie) => ({
-      node: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.constant(null), fc.array(tie('node'), { maxLength: 4 }), fc.dictionary(text, tie('node'), { maxKeys: 4 })),
+      node: fc.oneof(
+        { depthSize: 'small' },
+        text,
+        fc.integer(),
+        fc.constant(null),
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(text, tie('node'), { maxKeys: 4 }),
+      ),
     })).node;
     fc.assert(
       fc.property(value, limits, encodings, (v, l, how) => {
@@ -147,7 +154,7 @@ describe('text pre-check at the engines’ limits', () => {
   it('refuses the runs that crashed both engines, in the template and in data', () => {
     assert.equal(template('é'.repeat(32768)), 'run');
     assert.equal(template(`Hello world, ${'é'.repeat(32768)}`), 'run');
-    assert.equal(template('a'.repeat(65534) + 'é'), 'run');
+    assert.equal(template(`${'a'.repeat(65534)}é`), 'run');
     assert.equal(template('ب'.repeat(32768)), 'run');
     assert.equal(template(Array(10000).fill('👨').join('\u200d')), 'run');
     assert.equal(template('\u00a0'.repeat(32768)), 'run');
@@ -161,7 +168,7 @@ describe('text pre-check at the engines’ limits', () => {
   it('lets through the runs both engines typeset', () => {
     assert.equal(template('é'.repeat(32767)), undefined);
     assert.equal(template(`${'é'.repeat(32767)}a`), undefined);
-    assert.equal(template('a'.repeat(65535) + 'é'), undefined);
+    assert.equal(template(`${'a'.repeat(65535)}é`), undefined);
     assert.equal(template('a'.repeat(200000)), undefined);
     assert.equal(template(`${'é'.repeat(20000)} ${'é'.repeat(20000)}`), undefined);
     assert.equal(template(`${'é'.repeat(30000)}\n${'é'.repeat(30000)}`), undefined);

@@ -25,7 +25,7 @@
  * itself (`"é" * 40000`), are beyond a check of the request's bytes: they
  * still crash the worker, and count toward the key's crash limit.
  */
-import { hex4 } from './json-string.js';
+import { hex4, SIMPLE_ESCAPES } from './json-string.js';
 import type { Range } from './layout.js';
 
 /** What the pre-check refuses: a run of text the PDF export cuts inside a character, or too many marks on one base. */
@@ -42,20 +42,6 @@ export const TEXT_LIMITS: TextLimits = { runByte: 65_535, marksPerBase: 32_767 }
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-
-/** Simple escapes after a backslash, and the byte each stands for. */
-const SIMPLE_ESCAPE = new Int16Array(256).fill(-1);
-for (const [escape, byte] of [
-  [0x22, 0x22],
-  [0x5c, 0x5c],
-  [0x2f, 0x2f],
-  [0x62, 0x08],
-  [0x66, 0x0c],
-  [0x6e, 0x0a],
-  [0x72, 0x0d],
-  [0x74, 0x09],
-] as const)
-  SIMPLE_ESCAPE[escape] = byte;
 
 const ZERO_WIDTH_SPACE = 0x200b;
 
@@ -154,8 +140,8 @@ function scanString(body: Uint8Array, at: number, end: number, state: RunState):
         continue;
       }
       const e = body[i + 1] ?? 0;
-      const simple = SIMPLE_ESCAPE[e]!;
-      if (simple >= 0) {
+      const simple = SIMPLE_ESCAPES[e];
+      if (simple !== undefined) {
         state.ascii(simple);
         i += 2;
         continue;
