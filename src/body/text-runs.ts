@@ -71,7 +71,7 @@ export function isIdeographic(cp: number): boolean {
 let markBits: Uint8Array | undefined;
 
 /** Whether `cp` is a combining mark. The table holds Unicode's properties only, nothing of any text. */
-export function isMark(cp: number): boolean {
+function isMark(cp: number): boolean {
   if (cp < 0x300) return false;
   if (!markBits) {
     const bits = new Uint8Array(0x110000 >> 3);
