@@ -67,23 +67,21 @@ export function isIdeographic(cp: number): boolean {
   );
 }
 
-/** Unicode's combining marks (general category M), as a bit per code point; made on first need (about 20 ms). */
-let markBits: Uint8Array | undefined;
-
-/** Whether `cp` is a combining mark. The table holds Unicode's properties only, nothing of any text. */
-function isMark(cp: number): boolean {
-  if (cp < 0x300) return false;
-  if (!markBits) {
-    const bits = new Uint8Array(0x110000 >> 3);
-    const mark = /^\p{M}$/u;
-    // Every mark is in planes 0, 1 and 14.
-    for (const plane of [0, 0x10000, 0xe0000]) {
-      for (let c = plane; c < plane + 0x10000; c++) if (mark.test(String.fromCodePoint(c))) bits[c >> 3]! |= 1 << (c & 7);
-    }
-    markBits = bits;
+/**
+ * Unicode's combining marks (general category M), a bit per code point, all
+ * in planes 0, 1 and 14. Made once as a worker loads this module (about
+ * 20 ms, before it is ready), not on a job's time; Unicode's properties only.
+ */
+const MARK_BITS = (() => {
+  const bits = new Uint8Array(0x110000 >> 3);
+  const mark = /^\p{M}$/u;
+  for (const plane of [0, 0x10000, 0xe0000]) {
+    for (let c = plane; c < plane + 0x10000; c++) if (mark.test(String.fromCodePoint(c))) bits[c >> 3]! |= 1 << (c & 7);
   }
-  return (markBits[cp >> 3]! & (1 << (cp & 7))) !== 0;
-}
+  return bits;
+})();
+
+const isMark = (cp: number) => (MARK_BITS[cp >> 3]! & (1 << (cp & 7))) !== 0;
 
 /** The state of one string's scan: its current unbroken run and marks. */
 class RunState {

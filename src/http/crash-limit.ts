@@ -45,7 +45,7 @@ export class CrashLimit {
   }
 
   /** Milliseconds the key of `bucket` is still refused for (0: not refused). */
-  refusedFor(bucket: string, now = Date.now()): number {
+  private refusedFor(bucket: string, now = Date.now()): number {
     const entry = this.keys.get(bucket);
     if (!entry) return 0;
     if (entry.endsAt <= now) {
