@@ -83,110 +83,137 @@ const MARK_BITS = (() => {
 
 const isMark = (cp: number) => (MARK_BITS[cp >> 3]! & (1 << (cp & 7))) !== 0;
 
-/** The state of one string's scan: its current unbroken run and marks. */
-class RunState {
-  /** Bytes of the current run, since the last place a line may break. */
-  run = 0;
-  /** Combining marks since the last base. */
-  marks = 0;
-  /** The previous character was ideographic (a line may break before the next one that is). */
-  ideographic = false;
-  hazard: TextHazard | undefined;
+/** ASCII bytes that are neither a place to break, nor a quote, a backslash or a control character below space. */
+const PLAIN = new Uint8Array(256);
+for (let b = 0x21; b < 0x80; b++) PLAIN[b] = b === QUOTE || b === BACKSLASH ? 0 : 1;
 
-  constructor(private readonly limits: TextLimits) {}
-
-  /** An ASCII character. */
-  ascii(b: number): void {
-    this.marks = 0;
-    this.ideographic = false;
-    if (ASCII_BREAK[b] === 1) this.run = 0;
-    else this.run++;
-  }
-
-  /** A character of `length` (2 to 4) UTF-8 bytes. */
-  wide(cp: number, length: number): void {
-    const ideographic = isIdeographic(cp);
-    if (ideographic && this.ideographic) this.run = 0;
-    this.ideographic = ideographic;
-    const at = this.run;
-    const { runByte, marksPerBase } = this.limits;
-    if (at < runByte && at + length > runByte) this.hazard ??= 'run';
-    this.run = cp === ZERO_WIDTH_SPACE ? 0 : at + length;
-    if (isMark(cp)) {
-      if (++this.marks > marksPerBase) this.hazard ??= 'marks';
-    } else this.marks = 0;
-  }
-}
+/** Whether all four bytes of a word are PLAIN (bit tricks: no byte below 0x21, at or above 0x80, a quote or a backslash). */
+const plainWord = (x: number) => {
+  const quote = x ^ 0x22222222;
+  const backslash = x ^ 0x5c5c5c5c;
+  return ((x | ((x - 0x21212121) & ~x) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) & 0x80808080) === 0;
+};
 
 /** UTF-8 length of a code point from a `\u` escape (an unpaired surrogate takes 3 bytes, as Typst would never see it). */
 const utf8Length = (cp: number) => (cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
 
 /**
- * Scans the JSON string content that starts at `at` (after its opening
- * quote) up to its closing quote or `end`; returns the index after the
- * closing quote (or `end`). Escapes count as the characters they stand for.
+ * Scans JSON string content, a string at a time, for the first hazard.
+ * The state of the string being scanned lives in locals of the loop (the
+ * hot path is plain ASCII), and the scanner is made once per body.
  */
-function scanString(body: Uint8Array, at: number, end: number, state: RunState): number {
-  let i = at;
-  while (i < end) {
-    const b = body[i]!;
-    if (b < 0x80) {
-      if (b === QUOTE) return i + 1;
-      if (b !== BACKSLASH) {
-        state.ascii(b);
-        i++;
-        continue;
-      }
-      const e = body[i + 1] ?? 0;
-      const simple = SIMPLE_ESCAPES[e];
-      if (simple !== undefined) {
-        state.ascii(simple);
-        i += 2;
-        continue;
-      }
-      let cp = e === 0x75 ? hex4(body, i + 2) : -1;
-      if (cp < 0) {
-        // Not an escape JSON allows (only in `data` left to Typst, which then refuses it): one byte.
-        state.ascii(b);
-        i++;
-        continue;
-      }
-      i += 6;
-      if (cp >= 0xd800 && cp <= 0xdbff && body[i] === BACKSLASH && body[i + 1] === 0x75) {
-        const low = hex4(body, i + 2);
-        if (low >= 0xdc00 && low <= 0xdfff) {
-          cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-          i += 6;
-        }
-      }
-      if (cp < 0x80) state.ascii(cp);
-      else state.wide(cp, utf8Length(cp));
-      continue;
-    }
-    // A multi-byte character (the body is valid UTF-8, checked by the server).
-    let cp: number;
-    let length: number;
-    if (b < 0xe0) {
-      cp = ((b & 0x1f) << 6) | (body[i + 1]! & 0x3f);
-      length = 2;
-    } else if (b < 0xf0) {
-      cp = ((b & 0x0f) << 12) | ((body[i + 1]! & 0x3f) << 6) | (body[i + 2]! & 0x3f);
-      length = 3;
-    } else {
-      cp = ((b & 0x07) << 18) | ((body[i + 1]! & 0x3f) << 12) | ((body[i + 2]! & 0x3f) << 6) | (body[i + 3]! & 0x3f);
-      length = 4;
-    }
-    state.wide(cp, length);
-    i += length;
+class TextScan {
+  hazard: TextHazard | undefined;
+  /** The body as 32-bit words of its ArrayBuffer, for runs of plain ASCII; `wordBase` is the body's offset in it. */
+  private readonly words: Int32Array;
+  private readonly wordBase: number;
+
+  constructor(
+    private readonly body: Uint8Array,
+    private readonly limits: TextLimits,
+  ) {
+    this.words = new Int32Array(body.buffer, 0, body.buffer.byteLength >> 2);
+    this.wordBase = body.byteOffset;
   }
-  return end;
+
+  /**
+   * Scans the string content that starts at `at` (after its opening quote)
+   * up to its closing quote or `end`, as a run of its own; returns the index
+   * after the closing quote (or `end`). Escapes count as the characters
+   * they stand for.
+   */
+  string(at: number, end: number): number {
+    const { body } = this;
+    const { runByte, marksPerBase } = this.limits;
+    /** Bytes since the last place a line may break. */
+    let run = 0;
+    /** Combining marks since the last base. */
+    let marks = 0;
+    /** The previous character was ideographic: a line may break before the next one that is. */
+    let ideographic = false;
+    const { words, wordBase } = this;
+    const lastWord = (wordBase + end) >> 2;
+    let i = at;
+    while (i < end) {
+      let b = body[i]!;
+      let cp: number;
+      let length: number;
+      if (PLAIN[b] === 1) {
+        // Plain ASCII, the common case: then four bytes at a time while the words hold nothing else.
+        marks = 0;
+        ideographic = false;
+        i++;
+        if (((wordBase + i) & 3) === 0) {
+          const first = (wordBase + i) >> 2;
+          let w = first;
+          while (w < lastWord && plainWord(words[w]!)) w++;
+          i = (w << 2) - wordBase;
+          run += 1 + (w - first) * 4;
+        } else run++;
+        continue;
+      }
+      if (b < 0x80) {
+        if (b === QUOTE) return i + 1;
+        i++;
+        if (b === BACKSLASH) {
+          const e = body[i] ?? 0;
+          const simple = SIMPLE_ESCAPES[e];
+          if (simple !== undefined) {
+            b = simple;
+            i++;
+          } else if (e === 0x75 && hex4(body, i + 1) >= 0) {
+            cp = hex4(body, i + 1);
+            i += 5;
+            if (cp >= 0xd800 && cp <= 0xdbff && body[i] === BACKSLASH && body[i + 1] === 0x75) {
+              const low = hex4(body, i + 2);
+              if (low >= 0xdc00 && low <= 0xdfff) {
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+                i += 6;
+              }
+            }
+            b = cp;
+          }
+          // Otherwise not an escape JSON allows (only in `data` left to Typst, which then refuses it): the backslash alone.
+        }
+        if (b < 0x80) {
+          marks = 0;
+          ideographic = false;
+          run = ASCII_BREAK[b] === 1 ? 0 : run + 1;
+          continue;
+        }
+        cp = b;
+        length = utf8Length(cp);
+      } else if (b < 0xe0) {
+        // A multi-byte character (the body is valid UTF-8, checked by the server).
+        cp = ((b & 0x1f) << 6) | (body[i + 1]! & 0x3f);
+        length = 2;
+        i += 2;
+      } else if (b < 0xf0) {
+        cp = ((b & 0x0f) << 12) | ((body[i + 1]! & 0x3f) << 6) | (body[i + 2]! & 0x3f);
+        length = 3;
+        i += 3;
+      } else {
+        cp = ((b & 0x07) << 18) | ((body[i + 1]! & 0x3f) << 12) | ((body[i + 2]! & 0x3f) << 6) | (body[i + 3]! & 0x3f);
+        length = 4;
+        i += 4;
+      }
+      const isIdeo = isIdeographic(cp);
+      if (isIdeo && ideographic) run = 0;
+      ideographic = isIdeo;
+      if (run < runByte && run + length > runByte) this.hazard ??= 'run';
+      run = cp === ZERO_WIDTH_SPACE ? 0 : run + length;
+      marks = isMark(cp) ? marks + 1 : 0;
+      if (marks > marksPerBase) this.hazard ??= 'marks';
+    }
+    return end;
+  }
 }
 
 /** The hazard in the JSON string content `range` (between its quotes: the template), if any. */
 export function stringHazard(body: Uint8Array, range: Range, limits: TextLimits = TEXT_LIMITS): TextHazard | undefined {
-  const state = new RunState(limits);
-  scanString(body, range.start, range.end, state);
-  return state.hazard;
+  const scan = new TextScan(body, limits);
+  scan.string(range.start, range.end);
+  return scan.hazard;
 }
 
 /**
@@ -195,13 +222,12 @@ export function stringHazard(body: Uint8Array, range: Range, limits: TextLimits 
  * are skipped; a string is entered at each quote met there.
  */
 export function valueHazard(body: Uint8Array, range: Range, limits: TextLimits = TEXT_LIMITS): TextHazard | undefined {
+  const scan = new TextScan(body, limits);
+  const { end } = range;
   let i = range.start;
-  while (i < range.end) {
-    const quote = body.indexOf(QUOTE, i);
-    if (quote < 0 || quote >= range.end) return undefined;
-    const state = new RunState(limits);
-    i = scanString(body, quote + 1, range.end, state);
-    if (state.hazard) return state.hazard;
+  while (i < end && scan.hazard === undefined) {
+    if (body[i] === QUOTE) i = scan.string(i + 1, end);
+    else i++;
   }
-  return undefined;
+  return scan.hazard;
 }
