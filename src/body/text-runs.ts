@@ -123,7 +123,7 @@ class TextScan {
    * they stand for.
    */
   string(at: number, end: number): number {
-    const { body } = this;
+    const { body, words, wordBase } = this;
     const { runByte, marksPerBase } = this.limits;
     /** Bytes since the last place a line may break. */
     let run = 0;
@@ -131,7 +131,6 @@ class TextScan {
     let marks = 0;
     /** The previous character was ideographic: a line may break before the next one that is. */
     let ideographic = false;
-    const { words, wordBase } = this;
     const lastWord = (wordBase + end) >> 2;
     let i = at;
     while (i < end) {
@@ -158,11 +157,12 @@ class TextScan {
         if (b === BACKSLASH) {
           const e = body[i] ?? 0;
           const simple = SIMPLE_ESCAPES[e];
+          const unit = e === 0x75 ? hex4(body, i + 1) : -1;
           if (simple !== undefined) {
             b = simple;
             i++;
-          } else if (e === 0x75 && hex4(body, i + 1) >= 0) {
-            cp = hex4(body, i + 1);
+          } else if (unit >= 0) {
+            cp = unit;
             i += 5;
             if (cp >= 0xd800 && cp <= 0xdbff && body[i] === BACKSLASH && body[i + 1] === 0x75) {
               const low = hex4(body, i + 2);
