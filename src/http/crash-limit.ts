@@ -38,10 +38,9 @@ export class CrashLimit {
     const bucket = request.apiKey?.bucket;
     const usage = request.rateLimitUsage;
     if (!bucket || !usage) return;
-    const endsAt = usage.resetAt * 1000;
     const entry = this.keys.get(bucket);
-    if (entry && entry.endsAt >= endsAt) entry.count++;
-    else this.keys.set(bucket, { count: 1, endsAt });
+    if (entry && entry.endsAt > Date.now()) entry.count++;
+    else this.keys.set(bucket, { count: 1, endsAt: usage.resetAt * 1000 });
   }
 
   /** Milliseconds the key of `bucket` is still refused for (0: not refused). */
