@@ -9,12 +9,13 @@
  *              3. unknown path: 404, before the body is read
  *              4. shutting down: 503 (http/draining.ts)               not /healthz, /readyz
  *              5. no valid key: 401 (http/auth.ts requireKey)         the /v1 routes
- *              6. content type, encoding, declared size: 415, 413     POST /v1/pdf/generate
+ *              6. a key whose requests crashed the engine too often:  POST /v1/pdf/generate
+ *                 429 (http/crash-limit.ts)
+ *              7. content type, encoding, declared size: 415, 413     POST /v1/pdf/generate
  *                 (http/json-body.ts requireJsonWithinLimit)
  *   body       received into owned buffers and checked byte by byte: 400, 413
  *              (http/json-body.ts, src/body/)
- *   handler    a key whose jobs crashed the engine too often: 429 (http/crash-limit.ts);
- *              answers held for readers at their bound: 503; the render pool:
+ *   handler    answers held for readers at their bound: 503; the render pool:
  *              503, 422, 500, or the worker's PDF or 400/422 (http/generate.ts,
  *              render/pool.ts, render/worker.ts, render/engine.ts)
  *   onSend     rate-limit headers; no-store, nosniff, request id; Connection: close
@@ -111,7 +112,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerJsonBody(app, { maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS });
   app.setErrorHandler(errorHandler(options.compileTimeoutMs));
   app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));
-  // onRequest steps 1 to 4 (see the table above); 5 and 6 belong to the /v1 routes below.
+  // onRequest steps 1 to 4 (see the table above); 5 to 7 belong to the /v1 routes below.
   app.addHook('onRequest', identifyKey(options.keys));
   const rateLimitHealth = registerRateLimit(app, { keys: options.keys, ...options.rateLimit });
   // Fastify would otherwise read and parse an unknown path's body before answering 404.
