@@ -115,6 +115,25 @@ describe('templates that crash the engines', () => {
   });
 });
 
+describe('the text pre-check on a body whose data is left to Typst (over 256 KiB)', () => {
+  const padding = Array.from({ length: 4000 }, (_, i) => `row ${i} `.repeat(10));
+
+  it('a run in data -> 422 before any compile', async (t) => {
+    const answer = await send(service, { data: { rows: padding, s: 'é'.repeat(32768) }, template: '#data.s' }, { key: SERVED_KEY });
+    record(t, answer);
+    assert.equal(answer.status, 422);
+    assert.match(answer.error ?? '', DATA);
+  });
+
+  it('a run in data that is not valid JSON -> the 400 the exact check words', async (t) => {
+    const body = JSON.stringify({ data: { rows: padding, s: 'é'.repeat(32768) }, template: '#data.s' }).replace('"row 0 ', '"row 0 \\x');
+    const answer = await send(service, body, { key: SERVED_KEY });
+    record(t, answer);
+    assert.equal(answer.status, 400);
+    assert.match(answer.error ?? '', /^Request body is not valid JSON: invalid escape/);
+  });
+});
+
 describe(`the crash limit (CRASHES_PER_MINUTE=${CRASHES}, a ${WINDOW_MS} ms window)`, () => {
   it('refuses a key past its crashes with 429 until its window ends, and serves the others meanwhile', async () => {
     await waitReady(service, WORKERS);
