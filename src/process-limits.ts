@@ -11,8 +11,8 @@
  *   emph 100,000 deep, a 5,000-deep fraction) overflow the default 8 MiB
  *   stack and crash the worker. With 64 MiB, nesting built at run time
  *   reaches Typst's own depth limits (an ordinary error), and nesting in
- *   the template's syntax compiles up to a depth (44,000 braces to 78,000
- *   parentheses, measured: README "Engine crashes") and crashes past it.
+ *   the template's syntax compiles up to a depth (in code 44,000 to 78,000
+ *   levels, measured: docs/engine-crashes.md) and crashes past it.
  *   The stack is reserved address space, touched only as deep as a compile goes.
  */
 import { execFileSync } from 'node:child_process';
