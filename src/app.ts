@@ -10,7 +10,9 @@
  *              3. unknown path: 404, before the body is read
  *              4. shutting down: 503 (http/draining.ts)               not /healthz, /readyz
  *              5. no valid key: 401 (http/auth.ts requireKey)         the /v1 routes
- *              6. content type, encoding, declared size: 415, 413     POST /v1/pdf/generate
+ *              6. a key whose requests crashed the engine too often:  POST /v1/pdf/generate
+ *                 429 (http/crash-limit.ts)
+ *              7. content type, encoding, declared size: 415, 413     POST /v1/pdf/generate
  *                 (http/json-body.ts requireJsonWithinLimit)
  *   body       503 past the bodies being received (body/pending-bodies.ts); then
  *              `100 Continue` if asked for (http/expect.ts), received into owned
@@ -31,7 +33,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './config.js';
+import { DEFAULT_CRASHES_PER_MINUTE, DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './config.js';
 import { identifyKey, requireKey } from './http/auth.js';
 import { PendingBodies } from './body/pending-bodies.js';
 import { clientErrorHandler, frameworkErrorHandler, refuseConnect, requireHost } from './http/client-errors.js';
@@ -39,6 +41,7 @@ import { errorHandler, HttpError, sendError } from './http/errors.js';
 import { registerExpectations } from './http/expect.js';
 import { fontsRoute, type FontSource } from './http/fonts.js';
 import { AnswerLimits } from './http/answer-limits.js';
+import { CrashLimit } from './http/crash-limit.js';
 import { generateRoute, type Renderer } from './http/generate.js';
 import { healthRoutes, type HealthSource } from './http/health.js';
 import { registerJsonBody } from './http/json-body.js';
@@ -58,6 +61,8 @@ export interface AppOptions {
   health: HealthSource;
   logger: Logger;
   compileTimeoutMs: number;
+  /** Engine crashes a key may cause per rate-limit window (CRASHES_PER_MINUTE, 5 unless set); past it, 429. */
+  crashesPerMinute?: number;
   /** Bounds on answers waiting for their readers; unset: no bound on their total, a 30 s stall cut-off. */
   answers?: AnswerLimits;
   rateLimit: Omit<RateLimitOptions, 'keys'>;
@@ -122,6 +127,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('apiKey', undefined);
   app.decorateRequest('rateLimitUsage', undefined);
   app.decorateRequest('unavailable', undefined);
+  app.decorateRequest('crashLimited', undefined);
   registerExpectations(app);
   refuseConnect(app.server);
   wipeSocketReads(app.server);
@@ -133,7 +139,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.setErrorHandler(errorHandler(options.compileTimeoutMs));
   app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));
-  // onRequest steps 1 to 4 (see the table above); 5 and 6 belong to the /v1 routes below.
+  // onRequest steps 0 to 4 (see the table above); 5 to 7 belong to the /v1 routes below.
   app.addHook('onRequest', requireHost);
   app.addHook('onRequest', identifyKey(options.keys));
   const rateLimitHealth = registerRateLimit(app, { keys: options.keys, ...options.rateLimit });
@@ -175,7 +181,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(async (api) => {
     api.addHook('onRequest', requireKey(options.keys));
-    generateRoute(api, options.renderer, answers);
+    generateRoute(api, options.renderer, answers, new CrashLimit(options.crashesPerMinute ?? DEFAULT_CRASHES_PER_MINUTE));
     fontsRoute(api, options.fonts);
   });
 

@@ -55,6 +55,8 @@ export interface Config {
   rateLimitWindowMs: number;
   /** Client addresses (of requests without a valid key) whose rate-limit counts are kept at once. */
   rateLimitAddresses: number;
+  /** Engine crashes a key's requests may cause per rate-limit window; past it the key gets 429 until the window ends. */
+  crashesPerMinute: number;
   /** Redis shared by all instances for the rate-limit counters; unset: counters in memory. */
   redisUrl: string | undefined;
   /** Longest wait for one Redis command before the instance counts on its own. */
@@ -76,6 +78,9 @@ export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 /** MAX_IMAGE_PIXELS unless set: 100 megapixels (a 300 dpi A4 page is 8.7). */
 export const DEFAULT_MAX_IMAGE_PIXELS = 100_000_000;
+
+/** CRASHES_PER_MINUTE unless set. */
+export const DEFAULT_CRASHES_PER_MINUTE = 5;
 
 /** The smallest worker memory cap accepted: an idle worker must fit well under it. */
 const MIN_WORKER_MEMORY_MB = 256;
@@ -363,6 +368,13 @@ export const SETTINGS: readonly Setting[] = [
     meaning:
       'Client addresses (of requests without a valid key) whose counts are kept at once; past it, the address unseen for longest starts again from zero. Keys are counted apart and never forgotten',
     read: whole(10_000, 100, 10_000_000),
+  },
+  {
+    name: 'CRASHES_PER_MINUTE',
+    key: 'crashesPerMinute',
+    meaning:
+      "Requests of one key whose compile crashed the engine (500) per rate-limit window; past it the key's requests get 429 until the window ends. Counted by each instance for its own workers",
+    read: whole(DEFAULT_CRASHES_PER_MINUTE, 1, 1_000_000),
   },
   {
     name: 'REDIS_URL',

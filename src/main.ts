@@ -111,6 +111,7 @@ async function main(): Promise<void> {
     health: { stats: () => pool.stats(), closing: () => closing },
     logger,
     compileTimeoutMs: config.compileTimeoutMs,
+    crashesPerMinute: config.crashesPerMinute,
     answers,
     rateLimit: {
       limit: config.rateLimitPerMinute,

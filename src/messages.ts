@@ -27,6 +27,7 @@ export const MESSAGES = {
   tooLarge: 'Payload exceeds 10MB limit',
   unsupportedMediaType: 'Content-Type must be application/json',
   rateLimited: 'Rate limit exceeded',
+  crashLimited: 'Templates from this key crashed the engine too often; wait for the next window',
   memory: 'Template compilation exceeded the memory limit',
   internal: 'An unexpected error occurred during document compilation.',
   unavailable: 'Service temporarily unavailable. Please try again later.',
@@ -138,6 +139,14 @@ export function bodyTimeoutMessage(timeoutMs: number): string {
 }
 
 /** 422 for a PDF over MAX_PDF_BYTES. */
+/** Text the engines crash on (body/text-runs.ts), in the template or in a string of `data`: 422 before any compile. */
+export function textRefusedMessage(hazard: 'run' | 'marks', where: 'template' | 'data'): string {
+  const place = where === 'template' ? 'The template' : 'A string in "data"';
+  return hazard === 'run'
+    ? `${place} has a run of more than 65,535 bytes of text with no space or line break that Typst cannot typeset (its PDF export crashes on it); break it with a space or a line break`
+    : `${place} has a character with more than 32,767 combining marks, which Typst cannot typeset (its text shaping crashes on it)`;
+}
+
 export function pdfTooLargeMessage(maxPdfBytes: number): string {
   const mb = Math.round((maxPdfBytes / (1024 * 1024)) * 10) / 10;
   return `The PDF exceeds the ${mb} MB output limit`;

@@ -15,7 +15,7 @@ import { processLimit } from '../src/process-limits.js';
 import { NO_RATE_LIMIT } from './support/hostile.js';
 import { encodings, scanMemory } from './support/memory-scan.js';
 import { head, open, rawRequest, readAll } from './support/raw-http.js';
-import { generate, readiness, startService, TEST_KEY, type Service } from './support/service.js';
+import { generate, readiness, startService, TEST_KEY, waitReady, type Service } from './support/service.js';
 
 /** A marker no other program holds: random, and never made in this process before the request is built. */
 const marker = (kind: string) => `${kind}${randomBytes(9).toString('hex')}`;
@@ -29,6 +29,8 @@ const SMALL_KEY = 'retention-small-key-0123456789';
 const HASHED_KEY = marker('HASHEDKEY');
 /** A body with no byte for this long is answered 408 (BODY_TIMEOUT_MS). */
 const BODY_TIMEOUT_MS = 1000;
+/** A key whose requests crash the engine, for the 500 and the crash limit's 429 (CRASHES_PER_MINUTE=1). */
+const CRASH_KEY = 'retention-crash-key-0123456789';
 
 type Markers = Record<string, string>;
 
@@ -84,8 +86,9 @@ describe('request content in memory, at the answer', () => {
     service = await startService({
       ...NO_RATE_LIMIT,
       WORKERS: '2',
-      API_KEYS: `${TEST_KEY},${SMALL_KEY} limit=1,sha256:${hashed}`,
+      API_KEYS: `${TEST_KEY},${SMALL_KEY} limit=1,sha256:${hashed},${CRASH_KEY}`,
       BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
+      CRASHES_PER_MINUTE: '1',
     });
   });
   after(async () => {
@@ -255,6 +258,44 @@ describe('request content in memory, at the answer', () => {
         await first.arrayBuffer();
         const { body, markers } = markedRequest();
         const res = await generate(service, body, { key: SMALL_KEY });
+        assert.equal(res.status, 429);
+        await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
+      name: 'a 422 of the text pre-check (a run in data the engines crash on)',
+      async run() {
+        const markers = { data: marker('DATA'), template: marker('TEMPLATE') };
+        const res = await generate(service, {
+          data: { secret: markers.data, run: 'é'.repeat(32768) },
+          template: `#data.run ${markers.template}`,
+        });
+        assert.equal(res.status, 422);
+        await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
+      name: 'a 500 engine crash (the worker dies with the job)',
+      async run() {
+        const { body, markers } = markedRequest('\n#duration(weeks: 9223372036854775807)');
+        const res = await generate(service, body, { key: CRASH_KEY });
+        assert.equal(res.status, 500);
+        await res.arrayBuffer();
+        await waitReady(service, 2);
+        return markers;
+      },
+    },
+    {
+      name: "a 429 of the crash limit (the key's second crash in its window, then a request)",
+      async run() {
+        const crash = await generate(service, { data: {}, template: '#duration(weeks: 9223372036854775807)' }, { key: CRASH_KEY });
+        assert.equal(crash.status, 500);
+        await crash.arrayBuffer();
+        await waitReady(service, 2);
+        const { body, markers } = markedRequest();
+        const res = await generate(service, body, { key: CRASH_KEY });
         assert.equal(res.status, 429);
         await res.arrayBuffer();
         return markers;

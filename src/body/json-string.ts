@@ -15,7 +15,16 @@ import { ownedBuffer } from './owned-buffer.js';
 const BACKSLASH = 0x5c;
 
 /** Simple escapes: `\"` `\\` `\/` `\b` `\f` `\n` `\r` `\t`. */
-const SIMPLE: Record<number, number> = { 34: 0x22, 92: 0x5c, 47: 0x2f, 98: 0x08, 102: 0x0c, 110: 0x0a, 114: 0x0d, 116: 0x09 };
+export const SIMPLE_ESCAPES: Record<number, number> = {
+  34: 0x22,
+  92: 0x5c,
+  47: 0x2f,
+  98: 0x08,
+  102: 0x0c,
+  110: 0x0a,
+  114: 0x0d,
+  116: 0x09,
+};
 
 function hexValue(b: number): number {
   if (b >= 0x30 && b <= 0x39) return b - 0x30;
@@ -69,7 +78,7 @@ export function unescapeInto(body: Uint8Array, start: number, end: number, first
     }
     const escaped = body[i + 1]!;
     if (escaped !== 0x75) {
-      out[o++] = SIMPLE[escaped]!;
+      out[o++] = SIMPLE_ESCAPES[escaped]!;
       i += 2;
       continue;
     }

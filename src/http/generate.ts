@@ -7,10 +7,11 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { giveBack, wipeBody } from '../body/body-pool.js';
-import { PoolUnavailableError } from '../render/errors.js';
+import { PoolUnavailableError, WorkerCrashError } from '../render/errors.js';
 import type { Job, Outcome } from '../render/job.js';
-import { WORKER_STATUS } from '../render/job.js';
+import { httpStatus, WORKER_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
+import type { CrashLimit } from './crash-limit.js';
 import { requireJsonWithinLimit } from './json-body.js';
 import { ENGINE_IDS, ENGINE_VERSIONS, PDF_STANDARDS } from '../typst-version.js';
 
@@ -72,10 +73,10 @@ declare module 'fastify' {
   }
 }
 
-export function generateRoute(app: FastifyInstance, renderer: Renderer, answers: AnswerLimits): void {
+export function generateRoute(app: FastifyInstance, renderer: Renderer, answers: AnswerLimits, crashes: CrashLimit): void {
   app.decorateRequest('compileMs', undefined);
   app.decorateRequest('outputRefused', undefined);
-  app.post<{ Body: Job }>('/v1/pdf/generate', { onRequest: requireJsonWithinLimit }, async (request, reply) => {
+  app.post<{ Body: Job }>('/v1/pdf/generate', { onRequest: [crashes.refuse, requireJsonWithinLimit] }, async (request, reply) => {
     const job = request.body;
     const { body: bytes } = job;
     // The body is wiped when the response is done or abandoned; a pool buffer (body-pool.ts) goes back
@@ -93,13 +94,15 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     if (answers.full()) throw new PoolUnavailableError('answers_pending');
     const rendering = renderer.render(job, abort.signal);
     settled = rendering;
+    // A worker that died with the job (answered 500 by the error handler) counts toward the key's crash limit.
+    rendering.catch((error: unknown) => error instanceof WorkerCrashError && crashes.count(request));
     const result = await rendering;
     reply.wipeAfterResponse(result.frame);
     request.compileMs = result.compileMs;
     reply.header('x-typst-version', result.typstVersion);
     if (result.kind === 'failed') {
       if (result.status === WORKER_STATUS.pdfTooLarge) request.outputRefused = 'pdf_too_large';
-      return reply.code(result.status).type('application/json; charset=utf-8').send(result.errorBody);
+      return reply.code(httpStatus(result.status)).type('application/json; charset=utf-8').send(result.errorBody);
     }
     if (result.warnings) reply.header('x-typst-warnings', result.warnings);
     reply.code(200).headers({

@@ -80,6 +80,14 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  /** Requests answered 429 because their key's jobs crashed the engine too often (crash-limit.ts), by key name. */
+  readonly crashLimited = new Counter({
+    name: `${PREFIX}crash_limited_requests_total`,
+    help: "Requests refused because their key's templates crashed the engine more than CRASHES_PER_MINUTE times in its window, by key name",
+    labelNames: ['key'] as const,
+    registers: [this.registry],
+  });
+
   readonly workerRestarts = new Counter({
     name: `${PREFIX}worker_restarts_total`,
     help: 'Worker processes replaced, by reason (timeout, memory, crash, recycle, unresponsive)',
@@ -150,7 +158,8 @@ export class ServiceMetrics {
     if (Number.isFinite(sent) && sent > 0) this.requestBytes.observe({ route }, sent);
     const answered = Number(reply.getHeader('content-length'));
     if (Number.isFinite(answered)) this.responseBytes.observe({ route }, answered);
-    if (status === 429) this.rateLimited.inc({ key: request.apiKey?.name ?? 'anonymous' });
+    if (request.crashLimited) this.crashLimited.inc({ key: request.apiKey?.name ?? 'anonymous' });
+    else if (status === 429) this.rateLimited.inc({ key: request.apiKey?.name ?? 'anonymous' });
     if (request.unavailable) this.unavailable.inc({ reason: request.unavailable });
     if (request.outputRefused) this.outputRefused.inc({ reason: request.outputRefused });
   };

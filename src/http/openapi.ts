@@ -100,7 +100,10 @@ function openApiDocument(options: OpenApiOptions): Json {
           ),
           '413': errorResponse('The body exceeds 10 × 1024 × 1024 bytes.'),
           '415': errorResponse('`Content-Type` is not `application/json`.'),
-          '422': errorResponse('The compile exceeded the time or memory limit and was stopped.'),
+          '422': errorResponse(
+            'The compile exceeded the time or memory limit and was stopped, the PDF is over its limit, ' +
+              'or the template or a string in `data` holds text the engines crash on (refused before the compile).',
+          ),
           '500': errorResponse('The compiler crashed.'),
           ...protectedResponses,
         },
@@ -306,7 +309,10 @@ function openApiDocument(options: OpenApiOptions): Json {
           'WWW-Authenticate': { required: true, schema: { type: 'string', const: 'Bearer' } },
         }),
         RateLimited: {
-          ...errorResponse('The key used up its requests for this minute.', { 'Retry-After': ref('headers', 'RetryAfter') }),
+          ...errorResponse(
+            'The key used up its requests for this minute, or (generate) its requests crashed the engine more than `CRASHES_PER_MINUTE` times in this window.',
+            { 'Retry-After': ref('headers', 'RetryAfter') },
+          ),
           content: {
             'application/json': { schema: ref('schemas', 'Error'), example: errorExample(MESSAGES.rateLimited) },
           },

@@ -51,6 +51,14 @@ export type TemplateFailure =
 export const WORKER_STATUS = {
   /** A template that did not compile, or options its engine lacks. */
   templateFailed: 400,
-  /** A PDF over MAX_PDF_BYTES: the only 422 of the API. */
+  /** A PDF over MAX_PDF_BYTES. */
   pdfTooLarge: 422,
+  /**
+   * Text the engines crash on, refused before the compile (body/text-runs.ts).
+   * Answered 422; a code of its own on the pipe, so it is not counted as a PDF over its limit.
+   */
+  textRefused: 1422,
 } as const;
+
+/** The HTTP status of a worker's status. */
+export const httpStatus = (status: number): number => (status === WORKER_STATUS.textRefused ? 422 : status);

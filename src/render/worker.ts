@@ -14,7 +14,8 @@ import { errorBody, jsonErrorBody } from '../body/error-body.js';
 import { type CheckOptions, checkBody } from '../body/json-check.js';
 import type { BodyError, BodyLayout, Range } from '../body/layout.js';
 import { DEFAULT_MAX_IMAGE_PIXELS } from '../config.js';
-import { MESSAGES, pdfTooLargeMessage, templateMessage, warningsHeader } from '../messages.js';
+import { MESSAGES, pdfTooLargeMessage, templateMessage, textRefusedMessage, warningsHeader } from '../messages.js';
+import { stringHazard, type TextHazard, valueHazard } from '../body/text-runs.js';
 import type { Compiled, TypstEngine } from './engine.js';
 import { frameOnRead, FrameType, readJob, writeDone, writeFailed, writeStarted, type Frame } from './frames.js';
 import { PAGE_BYTES } from './memory-watch.js';
@@ -144,6 +145,11 @@ async function main(): Promise<void> {
   function render(job: Job): Attempt {
     const id = engineOf(job);
     if (job.layout.pdf && id !== '0.14') return 'pdf options need 0.14';
+    // Text both engines crash on is refused before they see it (a `data` left to Typst is checked exactly first if so: see run).
+    const template = stringHazard(job.body, job.layout.template);
+    if (template) return { text: template, where: 'template' };
+    const data = valueHazard(job.body, job.layout.data);
+    if (data) return { text: data, where: 'data' };
     if (last && last !== engines.get(id)) last.clean();
     last = engines.get(id)!;
     return last.render(job);
@@ -176,6 +182,9 @@ async function main(): Promise<void> {
     if (attempt === 'pdf options need 0.14') {
       const body = jsonErrorBody(MESSAGES.pdfNeeds014);
       writeFailed(pipe, frame.id, report, WORKER_STATUS.templateFailed, body, () => body.fill(0));
+    } else if ('text' in attempt) {
+      const body = jsonErrorBody(textRefusedMessage(attempt.text, attempt.where));
+      writeFailed(pipe, frame.id, report, WORKER_STATUS.textRefused, body, () => body.fill(0));
     } else if ('refused' in attempt) {
       // The body's own fault, worded as the server words it (json-body.ts); an asset's name stays bytes.
       const body = errorBody(job.body, attempt.refused);
@@ -208,8 +217,8 @@ async function main(): Promise<void> {
   }
 }
 
-/** What a job came to in the worker: compiled, refused by the exact check of its body, or options its engine lacks. */
-type Attempt = Compiled | { refused: BodyError } | 'pdf options need 0.14';
+/** What a job came to in the worker: compiled, refused by the exact check of its body or by the text pre-check, or options its engine lacks. */
+type Attempt = Compiled | { refused: BodyError } | { text: TextHazard; where: 'template' | 'data' } | 'pdf options need 0.14';
 
 const compiled = (attempt: Attempt): attempt is Compiled & { ok: true } => typeof attempt === 'object' && 'ok' in attempt && attempt.ok;
 

@@ -78,7 +78,8 @@ export const COMPUTE_CASES: HostileCase[] = [
   },
   { name: '#panic', template: '#panic("stop here")', status: 400, error: /^Typst error on line 1, column 2: panicked with: "stop here"$/ },
   // Deep nesting overflowed the default 8 MiB stack and crashed the worker; on the workers' 64 MiB
-  // stack (process-limits.ts) Typst reaches its own depth limits, or compiles them.
+  // stack (process-limits.ts) Typst reaches its own depth limits, or compiles them, up to the depths
+  // docs/engine-crashes.md gives (engine-crashes.test.ts has what crashes past them).
   { name: '10,000 nested parentheses', template: `#${'('.repeat(10_000)}1${')'.repeat(10_000)}`, status: 200 },
   {
     name: 'box nested 100,000 deep',
