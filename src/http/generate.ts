@@ -101,6 +101,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
       return reply.code(result.status).type('application/json; charset=utf-8').send(result.errorBody);
     }
     if (result.warnings) reply.header('x-typst-warnings', result.warnings);
+    if (result.einvoiceWarnings) reply.header('x-einvoice-warnings', result.einvoiceWarnings);
     reply.code(200).headers({
       'content-type': 'application/pdf',
       'content-length': String(result.pdf.length),
