@@ -20,7 +20,7 @@ import { checkRules, hasRules, type RuleFailure } from './business-rules.js';
 import { type EinvoiceProfile, PROFILE_RULES } from './facturx.js';
 import { appendUpdate, type UpdatedObject } from './incremental-update.js';
 import { decodeStream, type PdfStructure, readObject, readStructure, resolve } from './pdf-structure.js';
-import { asDict, name, type PdfDict, PdfRef, PdfString, type PdfValue } from './pdf-syntax.js';
+import { asDict, name, type PdfDict, PdfRef, PdfString, type PdfValue, wipeStrings } from './pdf-syntax.js';
 import { checkXml, type XmlRefusal } from './xml-schema.js';
 import { mergeFacturXmp } from './xmp-merge.js';
 
@@ -85,6 +85,15 @@ function embeddedBytes(pdf: Buffer, structure: PdfStructure, spec: PdfValue): Bu
 }
 
 export function finishEinvoice(typstPdf: Buffer, request: EinvoiceRequest): Finished {
+  try {
+    return finish(typstPdf, request);
+  } finally {
+    // The strings read from the PDF (its title, the attachments' names and descriptions).
+    wipeStrings();
+  }
+}
+
+function finish(typstPdf: Buffer, request: EinvoiceRequest): Finished {
   const structure = readStructure(typstPdf);
   const root = structure.trailer.get('Root');
   if (!(root instanceof PdfRef)) throw new Error('the PDF trailer has no /Root reference');
@@ -94,6 +103,7 @@ export function finishEinvoice(typstPdf: Buffer, request: EinvoiceRequest): Fini
   const attachments = nameTreeEntries(typstPdf, structure, names?.get('EmbeddedFiles'));
   const wanted = textForms(request.xmlName);
   const attached = attachments.find((a) => wanted.some((form) => form.equals(a.key)));
+  for (const form of wanted) form.fill(0);
 
   let xml = attached ? embeddedBytes(typstPdf, structure, attached.spec) : undefined;
   xml ??= request.asset();

@@ -84,6 +84,18 @@ function readUnsigned(pdf: Uint8Array, at: number): { value: number; end: number
   return { value, end };
 }
 
+/**
+ * Every string's bytes read from a PDF (they may be request content: a
+ * title, a file name), to be wiped by `wipeStrings` once the step is done.
+ */
+const read: Buffer[] = [];
+
+/** Zero-fills every string read since the last call. */
+export function wipeStrings(): void {
+  for (const bytes of read) bytes.fill(0);
+  read.length = 0;
+}
+
 /** Reads the object that starts at `at` (after white space); returns it and the offset after it. */
 export function readValue(pdf: Uint8Array, at: number, depth = 0): { value: PdfValue; end: number } {
   if (depth > MAX_DEPTH) throw new PdfSyntaxError('objects nested too deeply', at);
@@ -149,8 +161,24 @@ function readName(pdf: Uint8Array, start: number): { value: PdfName; end: number
 /** `\n`, `\r`, `\t`, `\b`, `\f`, `\(`, `\)`, `\\` in a literal string. */
 const SIMPLE_ESCAPES: Record<number, number> = { 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09, 0x62: 0x08, 0x66: 0x0c, 0x28: 0x28, 0x29: 0x29, 0x5c: 0x5c };
 
+/** Where the literal string at `start` ends (after its closing parenthesis). */
+function literalStringEnd(pdf: Uint8Array, start: number): number {
+  let depth = 1;
+  let i = start + 1;
+  while (depth > 0) {
+    if (i >= pdf.length) throw new PdfSyntaxError('unterminated string', start);
+    const b = pdf[i++];
+    if (b === 0x5c) i++;
+    else if (b === 0x28) depth++;
+    else if (b === 0x29) depth--;
+  }
+  return i;
+}
+
 function readLiteralString(pdf: Uint8Array, start: number): { value: PdfString; end: number } {
-  const out = Buffer.allocUnsafe(pdf.length - start);
+  // Sized by a first pass: the decoded string is never longer than the written one.
+  const out = Buffer.alloc(literalStringEnd(pdf, start) - start);
+  read.push(out);
   let n = 0;
   let depth = 1;
   let i = start + 1;
@@ -177,9 +205,7 @@ function readLiteralString(pdf: Uint8Array, start: number): { value: PdfString; 
       out[n++] = b;
     } else out[n++] = b;
   }
-  const value = Buffer.from(out.subarray(0, n));
-  out.fill(0);
-  return { value: new PdfString(value), end: i };
+  return { value: new PdfString(out.subarray(0, n)), end: i };
 }
 
 function readHexString(pdf: Uint8Array, start: number): { value: PdfString; end: number } {
@@ -200,7 +226,10 @@ function readHexString(pdf: Uint8Array, start: number): { value: PdfString; end:
     }
   }
   if (high >= 0) bytes.push(high * 16);
-  return { value: new PdfString(Buffer.from(bytes)), end: i };
+  const value = Buffer.from(bytes);
+  bytes.fill(0);
+  read.push(value);
+  return { value: new PdfString(value), end: i };
 }
 
 function readDict(pdf: Uint8Array, start: number, depth: number): { value: PdfDict; end: number } {
