@@ -210,7 +210,10 @@ export function einvoiceXmlName(problem: string): string {
  */
 export const EINVOICE_MESSAGES = {
   noXml: { before: 'The e-invoice XML "', after: '" is neither attached by the template (pdf.attach) nor sent as an asset' },
-  malformed: (line: number, message: string) => ({ before: 'The e-invoice XML "', after: `" is not well-formed XML, line ${line}: ${message}` }),
+  malformed: (line: number, message: string) => ({
+    before: 'The e-invoice XML "',
+    after: `" is not well-formed XML, line ${line}: ${message}`,
+  }),
   schema: (profile: EinvoiceProfile, line: number, message: string) => ({
     before: 'The e-invoice XML "',
     after: `" is not valid against the Factur-X ${FACTURX_XSD_VERSION} XSD of profile ${profile}, line ${line}: ${message}`,

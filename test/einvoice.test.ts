@@ -140,7 +140,9 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
       '#pdf.attach("factur-x.xml", read("factur-x.xml", encoding: none), relationship: "source", mime-type: "application/xml", description: "data")\n' +
       '#pdf.attach("notes.txt", bytes("notes"), relationship: "supplement", mime-type: "text/plain", description: "notes")\n= Invoice';
     const assets = { 'factur-x.xml': EN16931.toString('base64') };
-    const pdf = await pdfOf(await generate(service, { data: {}, template, typst: '0.14', assets, pdf: { einvoice: { profile: 'EN 16931' } } }));
+    const pdf = await pdfOf(
+      await generate(service, { data: {}, template, typst: '0.14', assets, pdf: { einvoice: { profile: 'EN 16931' } } }),
+    );
     qpdfCheck(pdf);
     assert.deepEqual(pdfAttachments(pdf).sort(), ['factur-x.xml', 'notes.txt']);
     assert.deepEqual(relationships(pdf).sort(), ['Alternative', 'Supplement']);
@@ -148,7 +150,10 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
 
   it('names an XRECHNUNG XML xrechnung.xml', async () => {
     const xml = Buffer.from(
-      EN16931.toString('utf8').replace('<ram:ID>urn:cen.eu:en16931:2017</ram:ID>', '<ram:ID>urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0</ram:ID>'),
+      EN16931.toString('utf8').replace(
+        '<ram:ID>urn:cen.eu:en16931:2017</ram:ID>',
+        '<ram:ID>urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0</ram:ID>',
+      ),
     );
     const pdf = await pdfOf(await generate(service, body({ xml: 'x.xml' }, { assets: { 'x.xml': xml.toString('base64') } })));
     assert.deepEqual(pdfAttachments(pdf), ['xrechnung.xml']);
@@ -162,26 +167,40 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
   });
 
   it('refuses an XML the XSD refuses: 400 with the file, line and schema message', async () => {
-    const bad = Buffer.from(EN16931.toString('utf8').replace('<ram:TypeCode>380</ram:TypeCode>', '<ram:TypeCode>380</ram:TypeCode><ram:Bogus/>'));
+    const bad = Buffer.from(
+      EN16931.toString('utf8').replace('<ram:TypeCode>380</ram:TypeCode>', '<ram:TypeCode>380</ram:TypeCode><ram:Bogus/>'),
+    );
     const message = await errorOf(await generate(service, body({ xml: 'bad.xml' }, { assets: { 'bad.xml': bad.toString('base64') } })));
-    assert.match(message, /^The e-invoice XML "bad\.xml" is not valid against the Factur-X 1\.07\.3 XSD of profile EN 16931, line 4: Element .*Bogus.*not expected/);
+    assert.match(
+      message,
+      /^The e-invoice XML "bad\.xml" is not valid against the Factur-X 1\.07\.3 XSD of profile EN 16931, line 4: Element .*Bogus.*not expected/,
+    );
   });
 
   it('refuses XML that is not well-formed, a missing XML, and a profile the XML does not declare', async () => {
     const broken = Buffer.from('<a>\n<b></a>').toString('base64');
-    assert.match(await errorOf(await generate(service, body({ xml: 'b.xml' }, { assets: { 'b.xml': broken } }))), /^The e-invoice XML "b\.xml" is not well-formed XML, line 2: /);
+    assert.match(
+      await errorOf(await generate(service, body({ xml: 'b.xml' }, { assets: { 'b.xml': broken } }))),
+      /^The e-invoice XML "b\.xml" is not well-formed XML, line 2: /,
+    );
     assert.equal(
       await errorOf(await generate(service, body({}))),
       'The e-invoice XML "factur-x.xml" is neither attached by the template (pdf.attach) nor sent as an asset',
     );
     const mismatch = body({ xml: 'min.xml', profile: 'EN 16931' }, { assets: { 'min.xml': MINIMUM.toString('base64') } });
-    assert.equal(await errorOf(await generate(service, mismatch)), 'Field "pdf.einvoice.profile" is "EN 16931" but the e-invoice XML "min.xml" declares "MINIMUM"');
+    assert.equal(
+      await errorOf(await generate(service, mismatch)),
+      'Field "pdf.einvoice.profile" is "EN 16931" but the e-invoice XML "min.xml" declares "MINIMUM"',
+    );
   });
 
   it('runs the business rules: a failed assert is a 400 with its id and text, a warning goes to X-Einvoice-Warnings', async () => {
     const wrongTotal = Buffer.from(EN16931.toString('utf8').replace(/<ram:GrandTotalAmount>[^<]*/, '<ram:GrandTotalAmount>1.00'));
     const message = await errorOf(await generate(service, body({}, { assets: { 'factur-x.xml': wrongTotal.toString('base64') } })));
-    assert.match(message, /^The e-invoice XML "factur-x\.xml" breaks 1 business rule: TEST-CO-15: \[TEST-CO-15\] Invoice total amount with VAT/);
+    assert.match(
+      message,
+      /^The e-invoice XML "factur-x\.xml" breaks 1 business rule: TEST-CO-15: \[TEST-CO-15\] Invoice total amount with VAT/,
+    );
     const noReference = Buffer.from(EN16931.toString('utf8').replace(/<ram:BuyerReference>[^<]*<\/ram:BuyerReference>/, ''));
     const res = await generate(service, body({}, { assets: { 'factur-x.xml': noReference.toString('base64') } }));
     await pdfOf(res);
@@ -189,12 +208,24 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
   });
 
   it('checks the field with the body: profile, xml, standard, and the engine', async () => {
-    assert.match(await errorOf(await generate(service, body({ profile: 'GOLD' }))), /^Field "pdf.einvoice.profile" must be one of "MINIMUM", "BASIC WL"/);
-    assert.match(await errorOf(await generate(service, body({ xml: '../x.xml' }))), /^Field "pdf.einvoice.xml" must be an asset or attachment name/);
+    assert.match(
+      await errorOf(await generate(service, body({ profile: 'GOLD' }))),
+      /^Field "pdf.einvoice.profile" must be one of "MINIMUM", "BASIC WL"/,
+    );
+    assert.match(
+      await errorOf(await generate(service, body({ xml: '../x.xml' }))),
+      /^Field "pdf.einvoice.xml" must be an asset or attachment name/,
+    );
     assert.equal(await errorOf(await generate(service, body({ pdf: 1 }))), 'Field "pdf.einvoice" may hold only "xml" and "profile"');
-    assert.equal(await errorOf(await generate(service, body([]))), 'Field "pdf.einvoice" must be a JSON object with the optional fields "xml" and "profile"');
+    assert.equal(
+      await errorOf(await generate(service, body([]))),
+      'Field "pdf.einvoice" must be a JSON object with the optional fields "xml" and "profile"',
+    );
     const a2b = { data: {}, template: '= x', typst: '0.14', pdf: { standard: 'a-2b', einvoice: {} } };
-    assert.match(await errorOf(await generate(service, a2b)), /^Field "pdf.standard" must be one of "a-3b", "a-3u", "a-3a" with "pdf.einvoice"/);
+    assert.match(
+      await errorOf(await generate(service, a2b)),
+      /^Field "pdf.standard" must be one of "a-3b", "a-3u", "a-3a" with "pdf.einvoice"/,
+    );
     const old = { data: {}, template: '= x', typst: '0.11', pdf: { einvoice: {} } };
     assert.match(await errorOf(await generate(service, old)), /^Field "pdf" needs "typst": "0.14"/);
   });

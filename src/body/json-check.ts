@@ -21,7 +21,15 @@ import { ASSET_NAME_PROBLEMS, BODY_MESSAGES, einvoiceXmlName, invalidJson, MESSA
 import { EINVOICE_PROFILES, EINVOICE_STANDARDS, type EinvoiceProfile } from '../finish/facturx.js';
 import { nameProblem } from './asset-names.js';
 import { bomLength, firstInvalidUtf8, placeInJsonString, placeOf } from '../text-position.js';
-import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, PDF_STANDARDS, type EinvoiceOptions, type PdfOptions, type PdfStandard } from '../typst-version.js';
+import {
+  ENGINE_IDS,
+  ENGINE_VERSIONS,
+  type EngineId,
+  PDF_STANDARDS,
+  type EinvoiceOptions,
+  type PdfOptions,
+  type PdfStandard,
+} from '../typst-version.js';
 import type { AssetEntry, BodyError, BodyLayout, Kind, Range } from './layout.js';
 
 export type BodyCheck = { ok: true; layout: BodyLayout } | { ok: false; error: BodyError };

@@ -148,7 +148,13 @@ function finish(typstPdf: Buffer, request: EinvoiceRequest): Finished {
         ['Type', name('Filespec')],
         ['F', fileName],
         ['UF', fileName],
-        ['EF', new Map<string, PdfValue>([['F', fileRef], ['UF', fileRef]])],
+        [
+          'EF',
+          new Map<string, PdfValue>([
+            ['F', fileRef],
+            ['UF', fileRef],
+          ]),
+        ],
         ['AFRelationship', name(rules.relationship)],
         ['Desc', new PdfString(Buffer.from(`Factur-X invoice (${profile})`))],
       ]),
@@ -165,9 +171,13 @@ function finish(typstPdf: Buffer, request: EinvoiceRequest): Finished {
     newNames.set('EmbeddedFiles', embeddedFiles);
 
     // /AF: the associated files the template listed, less the ones replaced, and the XML.
-    const droppedRefs = attachments.filter(dropped).flatMap((a) => (a.spec instanceof PdfRef && a.spec.num !== specNum ? [a.spec.num] : []));
+    const droppedRefs = attachments
+      .filter(dropped)
+      .flatMap((a) => (a.spec instanceof PdfRef && a.spec.num !== specNum ? [a.spec.num] : []));
     const af = resolve(typstPdf, structure, catalog.get('AF'));
-    const associated = (Array.isArray(af) ? af : []).filter((v) => !(v instanceof PdfRef && (droppedRefs.includes(v.num) || v.num === specNum)));
+    const associated = (Array.isArray(af) ? af : []).filter(
+      (v) => !(v instanceof PdfRef && (droppedRefs.includes(v.num) || v.num === specNum)),
+    );
     associated.push(specRef);
 
     // The XMP: Typst's packet with the Factur-X properties and their extension schema.

@@ -70,11 +70,11 @@ export function profileOfGuideline(id: string): EinvoiceProfile | undefined {
 
 /** The Factur-X XMP namespace, its prefix, and the PDF/A namespaces that describe it. */
 export const FX_NAMESPACE = 'urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#';
-export const FX_PREFIX = 'fx';
-export const FX_VERSION = '1.0';
+const FX_PREFIX = 'fx';
+const FX_VERSION = '1.0';
 
 /** The four `fx:` properties, as their PDF/A extension schema describes them (all Text, external). */
-export const FX_PROPERTIES = [
+const FX_PROPERTIES = [
   { name: 'DocumentFileName', description: 'The name of the embedded XML document' },
   { name: 'DocumentType', description: 'The type of the hybrid document in capital letters, e.g. INVOICE or ORDER' },
   { name: 'Version', description: 'The actual version of the standard applying to the embedded XML document' },

@@ -103,7 +103,8 @@ export function readObject(pdf: Buffer, structure: PdfStructure, num: number): P
   const head = readToken(pdf, skipSpace(pdf, offset));
   const gen = readToken(pdf, skipSpace(pdf, head.end));
   const obj = readToken(pdf, skipSpace(pdf, gen.end));
-  if (head.token !== String(num) || obj.token !== 'obj') throw new PdfSyntaxError(`object ${num} is not where the cross-reference table says`, offset);
+  if (head.token !== String(num) || obj.token !== 'obj')
+    throw new PdfSyntaxError(`object ${num} is not where the cross-reference table says`, offset);
   const { value, end } = readValue(pdf, obj.end);
   const after = skipSpace(pdf, end);
   const keyword = readToken(pdf, after);

@@ -159,7 +159,7 @@ function readName(pdf: Uint8Array, start: number): { value: PdfName; end: number
 }
 
 /** `\n`, `\r`, `\t`, `\b`, `\f`, `\(`, `\)`, `\\` in a literal string. */
-const SIMPLE_ESCAPES: Record<number, number> = { 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09, 0x62: 0x08, 0x66: 0x0c, 0x28: 0x28, 0x29: 0x29, 0x5c: 0x5c };
+const SIMPLE_ESCAPES: Record<number, number> = { 110: 0x0a, 114: 0x0d, 116: 0x09, 98: 0x08, 102: 0x0c, 40: 0x28, 41: 0x29, 92: 0x5c };
 
 /** Where the literal string at `start` ends (after its closing parenthesis). */
 function literalStringEnd(pdf: Uint8Array, start: number): number {
@@ -256,7 +256,8 @@ export function writeValue(value: PdfValue): Buffer {
 function nameBytes(name: string): string {
   let out = '/';
   for (const byte of Buffer.from(name, 'latin1')) {
-    out += byte > 0x20 && byte < 0x7f && byte !== 0x23 && isRegular(byte) ? String.fromCharCode(byte) : `#${byte.toString(16).padStart(2, '0')}`;
+    out +=
+      byte > 0x20 && byte < 0x7f && byte !== 0x23 && isRegular(byte) ? String.fromCharCode(byte) : `#${byte.toString(16).padStart(2, '0')}`;
   }
   return out;
 }

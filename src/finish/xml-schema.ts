@@ -142,7 +142,10 @@ export function checkXml(xml: Uint8Array, requested: EinvoiceProfile | undefined
       doc = lib.XmlDocument.fromBuffer(xml, { url: 'invoice.xml', option: lib.ParseOption.XML_PARSE_NONET });
     } catch (error) {
       const detail = (error as { details?: { line: number; message: string }[] }).details?.[0];
-      return { ok: false, refusal: { kind: 'malformed', line: detail?.line ?? 0, message: firstLine(detail?.message ?? (error as Error).message) } };
+      return {
+        ok: false,
+        refusal: { kind: 'malformed', line: detail?.line ?? 0, message: firstLine(detail?.message ?? (error as Error).message) },
+      };
     }
     try {
       const declared = profileOfGuideline(doc.get(GUIDELINE, NAMESPACES)?.content.trim() ?? '');

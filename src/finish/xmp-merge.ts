@@ -12,7 +12,7 @@
 import { ownedBuffer } from '../body/owned-buffer.js';
 import { type EinvoiceProfile, extensionDescription, FX_NAMESPACE, fxDescription, fxSchemaEntry } from './facturx.js';
 
-export class XmpError extends Error {
+class XmpError extends Error {
   override name = 'XmpError';
 }
 

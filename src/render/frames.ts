@@ -220,7 +220,13 @@ export function readOutcome(frame: Frame): OutcomeFrame {
     const warningsEnd = fields + 4 + bytes.readUInt32LE(fields);
     const einvoiceEnd = warningsEnd + 4 + bytes.readUInt32LE(warningsEnd);
     const warnings = bytes.subarray(fields + 4, warningsEnd);
-    return { kind: 'done', ...report, warnings, einvoiceWarnings: bytes.subarray(warningsEnd + 4, einvoiceEnd), pdf: bytes.subarray(einvoiceEnd) };
+    return {
+      kind: 'done',
+      ...report,
+      warnings,
+      einvoiceWarnings: bytes.subarray(warningsEnd + 4, einvoiceEnd),
+      pdf: bytes.subarray(einvoiceEnd),
+    };
   }
   return { kind: 'failed', ...report, status: bytes.readUInt16LE(fields), errorBody: bytes.subarray(fields + 2) };
 }

@@ -158,7 +158,8 @@ async function main(): Promise<void> {
     last = engines.get(id)!;
     const { pdf } = job.layout;
     // An e-invoice is PDF/A-3b unless the request names another A-3 level (checked with the body).
-    if (pdf?.einvoice && !pdf.standard) return last.render({ body: job.body, layout: { ...job.layout, pdf: { ...pdf, standard: 'a-3b' } } });
+    if (pdf?.einvoice && !pdf.standard)
+      return last.render({ body: job.body, layout: { ...job.layout, pdf: { ...pdf, standard: 'a-3b' } } });
     return last.render(job);
   }
 
@@ -251,11 +252,7 @@ const EMPTY = Buffer.alloc(0);
  * warnings), refused by the exact check of its body, an e-invoice refused
  * (the answer's bytes), or options its engine lacks.
  */
-type Attempt =
-  | (Compiled & { einvoiceWarnings?: Buffer })
-  | { refused: BodyError }
-  | { einvoiceRefused: Buffer }
-  | 'pdf options need 0.14';
+type Attempt = (Compiled & { einvoiceWarnings?: Buffer }) | { refused: BodyError } | { einvoiceRefused: Buffer } | 'pdf options need 0.14';
 
 const compiled = (attempt: Attempt): attempt is Compiled & { ok: true } => typeof attempt === 'object' && 'ok' in attempt && attempt.ok;
 
