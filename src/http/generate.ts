@@ -13,6 +13,7 @@ import { WORKER_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
 import { requireJsonWithinLimit } from './json-body.js';
 import { ENGINE_IDS, ENGINE_VERSIONS, PDF_STANDARDS } from '../typst-version.js';
+import { EINVOICE_PROFILES } from '../finish/facturx.js';
 
 export interface Renderer {
   render(job: Job, signal?: AbortSignal): Promise<Outcome>;
@@ -59,8 +60,24 @@ export const generateBodySchema = {
           description: 'PDF version (`1.4` to `2.0`), PDF/A level (`a-1b` to `a-4e`) or PDF/UA-1 (`ua-1`).',
         },
         tagged: { type: 'boolean', description: 'Write a tagged PDF (default true; PDF/A-*a and PDF/UA-1 need it).' },
+        einvoice: {
+          type: 'object',
+          description:
+            'Make the PDF a Factur-X / ZUGFeRD e-invoice (PDF/A-3: `standard` defaults to `a-3b` and must be an A-3 level). ' +
+            'The CII XML is an asset (the service attaches it) or attached by the template with `pdf.attach`; the answer holds it once, ' +
+            'as `factur-x.xml` (`xrechnung.xml` for XRECHNUNG) with the `/AFRelationship` of its profile, and the Factur-X XMP properties. ' +
+            "The XML is checked against the Factur-X XSD of its profile and, when the operator set EINVOICE_RULES, the business rules: a failure is a 400; the rules' warnings are in `X-Einvoice-Warnings`.",
+          additionalProperties: false,
+          properties: {
+            xml: { type: 'string', minLength: 1, maxLength: 255, description: 'Name of the XML asset or attachment (default `factur-x.xml`).' },
+            profile: {
+              enum: [...EINVOICE_PROFILES],
+              description: "The Factur-X profile (default: the one the XML declares in `GuidelineSpecifiedDocumentContextParameter/ID`; both given and different: 400).",
+            },
+          },
+        },
       },
-      examples: [{ standard: 'a-3b' }],
+      examples: [{ standard: 'a-3b' }, { einvoice: { xml: 'factur-x.xml', profile: 'EN 16931' } }],
     },
   },
 } as const;
