@@ -318,7 +318,13 @@ describe('TypeScript client', () => {
   it('sends pdf.einvoice and returns the business-rule warnings (none here) beside the PDF', async () => {
     const xml = readFileSync(join(ROOT, 'test', 'fixtures', 'einvoice', 'minimum.xml'));
     const { pdf, einvoiceWarnings } = await generatePdf(
-      { data: {}, template: '= Invoice', typst: '0.14', assets: { 'min.xml': xml }, pdf: { einvoice: { xml: 'min.xml', profile: 'MINIMUM' } } },
+      {
+        data: {},
+        template: '= Invoice',
+        typst: '0.14',
+        assets: { 'min.xml': xml },
+        pdf: { einvoice: { xml: 'min.xml', profile: 'MINIMUM' } },
+      },
       { url: service.url, apiKey: TEST_KEY },
     );
     assert.deepEqual(pdfAttachments(pdf), ['factur-x.xml']);

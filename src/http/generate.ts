@@ -69,10 +69,16 @@ export const generateBodySchema = {
             "The XML is checked against the Factur-X XSD of its profile and, when the operator set EINVOICE_RULES, the business rules: a failure is a 400; the rules' warnings are in `X-Einvoice-Warnings`.",
           additionalProperties: false,
           properties: {
-            xml: { type: 'string', minLength: 1, maxLength: 255, description: 'Name of the XML asset or attachment (default `factur-x.xml`).' },
+            xml: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 255,
+              description: 'Name of the XML asset or attachment (default `factur-x.xml`).',
+            },
             profile: {
               enum: [...EINVOICE_PROFILES],
-              description: "The Factur-X profile (default: the one the XML declares in `GuidelineSpecifiedDocumentContextParameter/ID`; both given and different: 400).",
+              description:
+                'The Factur-X profile (default: the one the XML declares in `GuidelineSpecifiedDocumentContextParameter/ID`; both given and different: 400).',
             },
           },
         },
