@@ -4,14 +4,17 @@
  * against the Factur-X XSD of its profile (schemas/factur-x/).
  *
  * libxml2 (libxml2-wasm, a WebAssembly build) does the parsing and the
- * validation; the XSDs are parsed once per worker, on the first e-invoice.
+ * validation. It is loaded at the worker's start; the XSDs are parsed once,
+ * by the worker's first e-invoice (about 50 ms), so a worker that makes
+ * none holds none of them.
  * The XSDs' own imports are read from schemas/factur-x/ only: no other
  * file and no network is reachable, whatever the XML names.
  *
  * libxml2's heap is WebAssembly memory, which keeps what it freed (the
  * XML, its text) as it was. After each check the memory is set back to the
- * copy taken once the XSDs were loaded: every page that changed is copied
- * back, so nothing of the invoice is left in it (see restoreMemory).
+ * copy taken once the XSDs were parsed: every page that changed is copied
+ * back (or zeroed, past the copy), so nothing of the invoice is left in it
+ * (see restoreMemory).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -91,10 +94,18 @@ async function load(): Promise<Loaded> {
   return { lib, memory, validators: new Map(), snapshot: undefined };
 }
 
-/** Loads libxml2 and every profile's XSD, once per worker; later calls return at once. */
+/** Loads libxml2, once per worker (at its start: a failure to load stops the start). */
 export async function loadSchemas(): Promise<void> {
-  if (loaded) return;
-  const state = await load();
+  loaded ??= await load();
+}
+
+/** Page size of the copy-back: WebAssembly's own page. */
+const PAGE = 64 * 1024;
+const ZERO_PAGE = Buffer.alloc(PAGE);
+
+/** Parses every profile's XSD (once), then copies the memory up to its last page in use. */
+function parseSchemas(state: Loaded): void {
+  if (state.snapshot) return;
   for (const profile of EINVOICE_PROFILES) {
     const file = PROFILE_RULES[profile].xsd;
     if (state.validators.has(file)) continue;
@@ -106,22 +117,29 @@ export async function loadSchemas(): Promise<void> {
       doc.dispose();
     }
   }
-  state.snapshot = Buffer.from(new Uint8Array(state.memory.buffer).slice());
-  loaded = state;
+  // The heap grows upwards: pages past the last one in use are zero, and the copy leaves them out.
+  const memory = Buffer.from(state.memory.buffer);
+  let top = memory.length;
+  while (top > 0 && memory.compare(ZERO_PAGE, 0, PAGE, top - PAGE, top) === 0) top -= PAGE;
+  state.snapshot = Buffer.from(memory.subarray(0, top));
 }
 
-/** Page size of the copy-back: WebAssembly's own page. */
-const PAGE = 64 * 1024;
-
-/** Sets libxml2's memory back to the snapshot: pages that differ are copied back, growth past it is zeroed. */
+/**
+ * Sets libxml2's memory back to the snapshot: pages that differ are copied
+ * back, pages past it that are no longer zero are zeroed. Comparing first
+ * leaves untouched pages untouched (they stay the kernel's shared zero page).
+ */
 function restoreMemory(state: Loaded): void {
   const memory = Buffer.from(state.memory.buffer);
   const snapshot = state.snapshot!;
-  for (let at = 0; at < snapshot.length; at += PAGE) {
-    const end = Math.min(at + PAGE, snapshot.length);
-    if (memory.compare(snapshot, at, end, at, end) !== 0) memory.set(snapshot.subarray(at, end), at);
+  for (let at = 0; at < memory.length; at += PAGE) {
+    const end = Math.min(at + PAGE, memory.length);
+    if (at < snapshot.length) {
+      if (memory.compare(snapshot, at, end, at, end) !== 0) memory.set(snapshot.subarray(at, end), at);
+    } else if (memory.compare(ZERO_PAGE, 0, end - at, at, end) !== 0) {
+      memory.fill(0, at, end);
+    }
   }
-  if (memory.length > snapshot.length) memory.fill(0, snapshot.length);
 }
 
 const firstLine = (text: string) => text.split('\n')[0]!.trim();
@@ -134,6 +152,7 @@ const firstLine = (text: string) => text.split('\n')[0]!.trim();
 export function checkXml(xml: Uint8Array, requested: EinvoiceProfile | undefined): XmlCheck {
   const state = loaded;
   if (!state) throw new Error('checkXml before loadSchemas');
+  parseSchemas(state);
   const { lib } = state;
   try {
     let doc: InstanceType<LibXml2['XmlDocument']>;
