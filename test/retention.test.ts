@@ -53,13 +53,16 @@ function assertNothingHeld(t: TestContext, service: Service, markers: Markers): 
 }
 
 /** A request with markers in its data, template, an SVG asset and the document's title (which the PDF carries in clear). */
-/** An e-invoice request whose XML (an asset) carries markers in the seller's and the buyer's names; `extra` breaks it. */
-function markedInvoice(extra = '') {
+const RULES = new URL('../../test/fixtures/einvoice/rules.xslt', import.meta.url).pathname;
+
+/** An e-invoice request whose XML (an asset) carries markers in the seller's and the buyer's names; `extra` breaks its XSD, a wrong `grandTotal` a rule. */
+function markedInvoice(extra = '', grandTotal = '<ram:GrandTotalAmount>119.00') {
   const markers = { title: marker('EINVOICETITLE'), seller: marker('SELLER'), buyer: marker('BUYER') };
   const xml = readFileSync(new URL('../../test/fixtures/einvoice/minimum.xml', import.meta.url), 'utf8')
     .replace('Nordlicht Software GmbH', markers.seller)
     .replace('Atelier Lumiere GmbH', markers.buyer)
-    .replace('<ram:TypeCode>380</ram:TypeCode>', `<ram:TypeCode>380</ram:TypeCode>${extra}`);
+    .replace('<ram:TypeCode>380</ram:TypeCode>', `<ram:TypeCode>380</ram:TypeCode>${extra}`)
+    .replace('<ram:GrandTotalAmount>119.00', grandTotal);
   const body = {
     data: {},
     template: `#set document(title: "${markers.title}")\n= Invoice`,
@@ -94,7 +97,13 @@ async function waitIdle(service: Service): Promise<void> {
 describe('request content in memory, at the answer', () => {
   let service: Service;
   before(async () => {
-    service = await startService({ ...NO_RATE_LIMIT, WORKERS: '2', API_KEYS: `${TEST_KEY},${SMALL_KEY} limit=1` });
+    // The e-invoices (MINIMUM) run the project's test rules too, so what the XSLT engine made is scanned for.
+    service = await startService({
+      ...NO_RATE_LIMIT,
+      WORKERS: '2',
+      API_KEYS: `${TEST_KEY},${SMALL_KEY} limit=1`,
+      EINVOICE_RULES: `MINIMUM=${RULES}`,
+    });
   });
   after(async () => {
     await service.stop();
@@ -155,6 +164,16 @@ describe('request content in memory, at the answer', () => {
         const res = await generate(service, body);
         assert.equal(res.status, 200, await res.clone().text());
         await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
+      name: 'a 400 e-invoice whose XML breaks a business rule (XSLT)',
+      async run() {
+        const { body, markers } = markedInvoice('', '<ram:GrandTotalAmount>1.00');
+        const res = await generate(service, body);
+        assert.equal(res.status, 400);
+        assert.match(await res.text(), /TEST-CO-15/);
         return markers;
       },
     },

@@ -4,9 +4,8 @@
  * against the Factur-X XSD of its profile (schemas/factur-x/).
  *
  * libxml2 (libxml2-wasm, a WebAssembly build) does the parsing and the
- * validation. It is loaded at the worker's start; the XSDs are parsed once,
- * by the worker's first e-invoice (about 50 ms), so a worker that makes
- * none holds none of them.
+ * validation. It is loaded, and the XSDs are parsed, by the worker's first
+ * e-invoice (about 100 ms once), so a worker that makes none holds none of it.
  * The XSDs' own imports are read from schemas/factur-x/ only: no other
  * file and no network is reachable, whatever the XML names.
  *
@@ -94,10 +93,12 @@ async function load(): Promise<Loaded> {
   return { lib, memory, validators: new Map(), snapshot: undefined };
 }
 
-/** Loads libxml2, once per worker (at its start: a failure to load stops the start). */
+/** Loads libxml2, once per worker (by its first e-invoice: about 50 ms). */
 export async function loadSchemas(): Promise<void> {
   loaded ??= await load();
 }
+
+export const schemasLoaded = () => loaded !== undefined;
 
 /** Page size of the copy-back: WebAssembly's own page. */
 const PAGE = 64 * 1024;

@@ -9,7 +9,7 @@
  *
  * A frame: u32 length of what follows, u8 type, u32 job id, then the fields
  * of its type (all integers little-endian):
- *   Job      server -> worker  u32 asset count, 4 option bytes (engine, PDF options), layout of the body (u32 offsets), then the body
+ *   Job      server -> worker  u32 asset count, 13 option bytes (engine, PDF options, e-invoice), layout of the body (u32 offsets), then the body
  *   Started  worker -> server  (nothing: the worker has the job and is about to compile)
  *   Done     worker -> server  report, u32 warnings length, warnings (ASCII), u32 e-invoice warnings length, those (ASCII), PDF
  *   Failed   worker -> server  report, u16 status, JSON error body

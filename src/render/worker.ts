@@ -23,7 +23,7 @@ import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId } from '../typst-version.js';
 import { receiveOptions, type StartReport } from './worker-start.js';
 import { loadRules } from '../finish/business-rules.js';
 import { finishJob } from '../finish/einvoice-job.js';
-import { loadSchemas } from '../finish/xml-schema.js';
+import { loadSchemas, schemasLoaded } from '../finish/xml-schema.js';
 
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
 const FRAME_FD = 3;
@@ -119,11 +119,10 @@ async function main(): Promise<void> {
     fail(`Typst engine failed to start: ${startFailure(error)}`);
   }
   try {
-    // The Factur-X XSDs, and the operator's business rules, once per worker (src/finish/).
-    await loadSchemas();
+    // The operator's e-invoice business rules, compiled once (src/finish/): a stylesheet that does not compile stops the start.
     await loadRules(options.einvoiceRules ?? []);
   } catch (error) {
-    fail(`E-invoice checks failed to load: ${startFailure(error)}`);
+    fail(`E-invoice business rules failed to load: ${startFailure(error)}`);
   }
 
   // `onread` (documented for net.Socket, missing from its constructor's types): reads land in the frame's own buffer.
@@ -140,7 +139,15 @@ async function main(): Promise<void> {
       return;
     }
     // Acknowledged before compiling, so the pool knows a worker that dies from here on died with the job.
-    writeStarted(pipe, frame.id, () => compile(frame));
+    writeStarted(pipe, frame.id, () => {
+      // libxml2 (the e-invoices' XSD check) is loaded by the worker's first e-invoice, so other workers neither wait for nor hold it.
+      if (schemasLoaded() || !readJob(frame).layout.pdf?.einvoice) compile(frame);
+      else
+        loadSchemas().then(
+          () => compile(frame),
+          (error: unknown) => fail(`E-invoice checks failed to load: ${startFailure(error)}`),
+        );
+    });
   }
 
   const defaultEngine = options.defaultEngine ?? DEFAULT_ENGINE;
@@ -268,8 +275,10 @@ function sameLayout(a: BodyLayout, b: BodyLayout): boolean {
     a.typst === b.typst &&
     a.pdf?.standard === b.pdf?.standard &&
     a.pdf?.tagged === b.pdf?.tagged &&
+    (a.pdf?.einvoice === undefined) === (b.pdf?.einvoice === undefined) &&
     a.pdf?.einvoice?.profile === b.pdf?.einvoice?.profile &&
-    a.pdf?.einvoice?.xml?.start === b.pdf?.einvoice?.xml?.start
+    a.pdf?.einvoice?.xml?.start === b.pdf?.einvoice?.xml?.start &&
+    a.pdf?.einvoice?.xml?.end === b.pdf?.einvoice?.xml?.end
   );
 }
 
