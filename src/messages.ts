@@ -214,6 +214,10 @@ export const EINVOICE_MESSAGES = {
     before: 'The e-invoice XML "',
     after: `" is not well-formed XML, line ${line}: ${message}`,
   }),
+  doctype: (line: number) => ({
+    before: 'The e-invoice XML "',
+    after: `" has a DOCTYPE declaration on line ${line}: an e-invoice may not have one`,
+  }),
   schema: (profile: EinvoiceProfile, line: number, message: string) => ({
     before: 'The e-invoice XML "',
     after: `" is not valid against the Factur-X ${FACTURX_XSD_VERSION} XSD of profile ${profile}, line ${line}: ${message}`,

@@ -194,6 +194,14 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
     );
   });
 
+  it('refuses an XML with a DOCTYPE before parsing it: no entity of it is read', async () => {
+    const xxe = `<?xml version="1.0"?>\n<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>\n${EN16931.toString('utf8')
+      .replace(/^<\?xml[^>]*>\n/, '')
+      .replace('RE-2026-0417', '&e;')}`;
+    const message = await errorOf(await generate(service, body({}, { assets: { 'factur-x.xml': Buffer.from(xxe).toString('base64') } })));
+    assert.equal(message, 'The e-invoice XML "factur-x.xml" has a DOCTYPE declaration on line 2: an e-invoice may not have one');
+  });
+
   it('runs the business rules: a failed assert is a 400 with its id and text, a warning goes to X-Einvoice-Warnings', async () => {
     const wrongTotal = Buffer.from(EN16931.toString('utf8').replace(/<ram:GrandTotalAmount>[^<]*/, '<ram:GrandTotalAmount>1.00'));
     const message = await errorOf(await generate(service, body({}, { assets: { 'factur-x.xml': wrongTotal.toString('base64') } })));

@@ -134,7 +134,10 @@ describe('the pdf field, checked', () => {
     ]) {
       const res = await generate(service, body);
       assert.equal(res.headers.get('x-typst-version'), '0.11.1');
-      assert.equal(await errorOf(res), 'Field "pdf" needs "typst": "0.14": PDF standards, tagging and e-invoices are options of the Typst 0.14 engine');
+      assert.equal(
+        await errorOf(res),
+        'Field "pdf" needs "typst": "0.14": PDF standards, tagging and e-invoices are options of the Typst 0.14 engine',
+      );
     }
   });
 

@@ -28,20 +28,28 @@ function assetNamed(job: Job, name: Buffer): Buffer | undefined {
   return undefined;
 }
 
+/** The two parts of a refusal's message, around the XML's name. */
+function messageParts(failure: EinvoiceFailure): { before: string; after: string } {
+  if (failure.kind === 'no-xml') return EINVOICE_MESSAGES.noXml;
+  if (failure.kind === 'rules') return EINVOICE_MESSAGES.rules(failure.errors);
+  const { refusal } = failure;
+  switch (refusal.kind) {
+    case 'malformed':
+      return EINVOICE_MESSAGES.malformed(refusal.line, refusal.message);
+    case 'doctype':
+      return EINVOICE_MESSAGES.doctype(refusal.line);
+    case 'schema':
+      return EINVOICE_MESSAGES.schema(refusal.profile, refusal.line, refusal.message);
+    case 'no-profile':
+      return EINVOICE_MESSAGES.noProfile;
+    case 'profile-mismatch':
+      return EINVOICE_MESSAGES.profileMismatch(refusal.requested, refusal.declared);
+  }
+}
+
 /** The answer to a refused e-invoice: the message with the XML's name from the body (or the default name). */
 function refusalBody(job: Job, xml: Range | undefined, failure: EinvoiceFailure): Buffer {
-  const parts =
-    failure.kind === 'no-xml'
-      ? EINVOICE_MESSAGES.noXml
-      : failure.kind === 'rules'
-        ? EINVOICE_MESSAGES.rules(failure.errors)
-        : failure.refusal.kind === 'malformed'
-          ? EINVOICE_MESSAGES.malformed(failure.refusal.line, failure.refusal.message)
-          : failure.refusal.kind === 'schema'
-            ? EINVOICE_MESSAGES.schema(failure.refusal.profile, failure.refusal.line, failure.refusal.message)
-            : failure.refusal.kind === 'no-profile'
-              ? EINVOICE_MESSAGES.noProfile
-              : EINVOICE_MESSAGES.profileMismatch(failure.refusal.requested, failure.refusal.declared);
+  const parts = messageParts(failure);
   if (xml) return errorBody(job.body, { status: 400, before: parts.before, name: xml, after: parts.after });
   return errorBody(job.body, { status: 400, message: parts.before + DEFAULT_XML_NAME + parts.after });
 }

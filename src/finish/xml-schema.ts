@@ -34,6 +34,7 @@ const GUIDELINE = '/rsm:CrossIndustryInvoice/rsm:ExchangedDocumentContext/ram:Gu
 /** Why the XML was refused: a parse or schema error at a line, or a profile the XML does not declare. */
 export type XmlRefusal =
   | { kind: 'malformed'; line: number; message: string }
+  | { kind: 'doctype'; line: number }
   | { kind: 'schema'; profile: EinvoiceProfile; line: number; message: string }
   | { kind: 'no-profile' }
   | { kind: 'profile-mismatch'; requested: EinvoiceProfile; declared: EinvoiceProfile };
@@ -145,6 +146,13 @@ function restoreMemory(state: Loaded): void {
 
 const firstLine = (text: string) => text.split('\n')[0]!.trim();
 
+/** The 1-based line of byte `at`. */
+function lineAt(bytes: Uint8Array, at: number): number {
+  let line = 1;
+  for (let i = 0; i < at; i++) if (bytes[i] === 0x0a) line++;
+  return line;
+}
+
 /**
  * Checks `xml` (its bytes as embedded) against the request's profile, or
  * the one it declares when the request names none. `loadSchemas` must have
@@ -154,6 +162,9 @@ export function checkXml(xml: Uint8Array, requested: EinvoiceProfile | undefined
   const state = loaded;
   if (!state) throw new Error('checkXml before loadSchemas');
   parseSchemas(state);
+  // No CII invoice has a DTD: refused before any parser sees one (no entity expansion, no external entity, in either engine).
+  const doctype = Buffer.from(xml.buffer, xml.byteOffset, xml.length).indexOf('<!DOCTYPE');
+  if (doctype >= 0) return { ok: false, refusal: { kind: 'doctype', line: lineAt(xml, doctype) } };
   const { lib } = state;
   try {
     let doc: InstanceType<LibXml2['XmlDocument']>;
