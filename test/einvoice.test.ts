@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { XmlDocument } from 'libxml2-wasm';
+import { loadConfig } from '../src/config.js';
 import { pdfAttachment, pdfAttachments, pdfObjects, pdfXmp } from './support/poppler.js';
 import { generate, startService, type Service } from './support/service.js';
 
@@ -213,6 +214,18 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
     const res = await generate(service, body({}, { assets: { 'factur-x.xml': noReference.toString('base64') } }));
     await pdfOf(res);
     assert.equal(res.headers.get('x-einvoice-warnings'), 'TEST-W-01: [TEST-W-01] A buyer reference should be given.');
+  });
+
+  it('reads EINVOICE_RULES: bare paths for the EN 16931 profiles, PROFILE=path for one, a missing file or unknown profile stops the start', () => {
+    assert.deepEqual(loadConfig({ EINVOICE_RULES: `${RULES}, XRECHNUNG=${RULES}` }).einvoiceRules, [
+      { path: RULES, profiles: ['BASIC', 'EN 16931', 'XRECHNUNG'] },
+      { path: RULES, profiles: ['XRECHNUNG'] },
+    ]);
+    assert.throws(
+      () => loadConfig({ EINVOICE_RULES: '/nowhere/rules.xslt' }),
+      /EINVOICE_RULES must name absolute paths of XSLT files, got "\/nowhere\/rules.xslt"/,
+    );
+    assert.throws(() => loadConfig({ EINVOICE_RULES: `GOLD=${RULES}` }), /EINVOICE_RULES: "GOLD" is not a profile/);
   });
 
   it('checks the field with the body: profile, xml, standard, and the engine', async () => {
