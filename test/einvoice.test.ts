@@ -149,22 +149,60 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
     assert.deepEqual(relationships(pdf).sort(), ['Alternative', 'Supplement']);
   });
 
-  it('names an XRECHNUNG XML xrechnung.xml', async () => {
-    const xml = Buffer.from(
-      EN16931.toString('utf8').replace(
-        '<ram:ID>urn:cen.eu:en16931:2017</ram:ID>',
-        '<ram:ID>urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0</ram:ID>',
-      ),
-    );
-    const pdf = await pdfOf(await generate(service, body({ xml: 'x.xml' }, { assets: { 'x.xml': xml.toString('base64') } })));
-    assert.deepEqual(pdfAttachments(pdf), ['xrechnung.xml']);
-    const xmp = xmpOf(pdf);
-    try {
-      assert.deepEqual(xmp.text('//fx:ConformanceLevel'), ['XRECHNUNG']);
-      assert.deepEqual(xmp.text('//fx:DocumentFileName'), ['xrechnung.xml']);
-    } finally {
-      xmp.dispose();
+  it('gives each profile its /AFRelationship, file name and conformance level', async () => {
+    const declaring = (id: string, xml = EN16931.toString('utf8')) =>
+      xml.replace('<ram:ID>urn:cen.eu:en16931:2017</ram:ID>', `<ram:ID>${id}</ram:ID>`);
+    const withoutLines = (xml: string) =>
+      xml.replace(/<ram:IncludedSupplyChainTradeLineItem>.*?<\/ram:IncludedSupplyChainTradeLineItem>\n?/gs, '');
+    const cases = [
+      { profile: 'MINIMUM', xml: MINIMUM.toString('utf8'), relationship: 'Data', file: 'factur-x.xml' },
+      { profile: 'BASIC WL', xml: withoutLines(declaring('urn:factur-x.eu:1p0:basicwl')), relationship: 'Data', file: 'factur-x.xml' },
+      {
+        profile: 'BASIC',
+        xml: declaring('urn:cen.eu:en16931:2017#compliant#urn:factur-x.eu:1p0:basic'),
+        relationship: 'Alternative',
+        file: 'factur-x.xml',
+      },
+      { profile: 'EN 16931', xml: EN16931.toString('utf8'), relationship: 'Alternative', file: 'factur-x.xml' },
+      {
+        profile: 'EXTENDED',
+        xml: declaring('urn:cen.eu:en16931:2017#conformant#urn:factur-x.eu:1p0:extended'),
+        relationship: 'Alternative',
+        file: 'factur-x.xml',
+      },
+      {
+        profile: 'XRECHNUNG',
+        xml: declaring('urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0'),
+        relationship: 'Alternative',
+        file: 'xrechnung.xml',
+      },
+    ];
+    for (const { profile, xml, relationship, file } of cases) {
+      const pdf = await pdfOf(
+        await generate(service, body({ xml: 'in.xml' }, { assets: { 'in.xml': Buffer.from(xml).toString('base64') } })),
+      );
+      assert.deepEqual(pdfAttachments(pdf), [file], profile);
+      assert.deepEqual(relationships(pdf), [relationship], profile);
+      const xmp = xmpOf(pdf);
+      try {
+        assert.deepEqual(xmp.text('//fx:ConformanceLevel'), [profile]);
+        assert.deepEqual(xmp.text('//fx:DocumentFileName'), [file]);
+      } finally {
+        xmp.dispose();
+      }
     }
+  });
+
+  it('leaves a PDF that asked for no e-invoice as Typst wrote it: one cross-reference section', async () => {
+    const res = await generate(service, {
+      data: {},
+      template: '#set document(title: "Plain")\n= Plain',
+      typst: '0.14',
+      pdf: { standard: 'a-3b' },
+    });
+    const pdf = Buffer.from(await pdfOf(res));
+    assert.equal([...pdf.toString('latin1').matchAll(/\nstartxref\n/g)].length, 1);
+    assert.doesNotMatch(pdfXmp(pdf), /factur-x/);
   });
 
   it('refuses an XML the XSD refuses: 400 with the file, line and schema message', async () => {
