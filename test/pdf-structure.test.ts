@@ -153,6 +153,48 @@ describe('PDF structure and incremental updates', () => {
     );
   });
 
+  it('writes objects that qpdf, another PDF parser, reads as the same values', () => {
+    // Strings of letters and names of letters: qpdf shows them as `u:text` and `/Name`, so the two readings compare as they are.
+    const letters = fc.stringMatching(/^[A-Za-z]{1,8}$/);
+    const simple: fc.Arbitrary<PdfValue> = fc.letrec<{ value: PdfValue }>((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.integer({ min: -1_000_000, max: 1_000_000 }),
+        fc.boolean(),
+        fc.constant(null),
+        letters.map((s) => new PdfName(s)),
+        letters.map((s) => new PdfString(Buffer.from(s))),
+        fc.integer({ min: 1, max: 3 }).map((n) => new PdfRef(n, 0)),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.array(fc.tuple(letters, tie('value')), { maxLength: 4 }).map((entries) => new Map(entries)),
+      ),
+    })).value;
+    const asQpdf = (v: PdfValue): unknown => {
+      if (v instanceof PdfName) return `/${v.name}`;
+      if (v instanceof PdfString) return `u:${v.bytes.toString('latin1')}`;
+      if (v instanceof PdfRef) return `${v.num} ${v.gen} R`;
+      if (Array.isArray(v)) return v.map(asQpdf);
+      // A dictionary entry whose value is null is no entry (ISO 32000-1, 7.3.7).
+      if (v instanceof Map) return Object.fromEntries([...v].filter(([, x]) => x !== null).map(([k, x]) => [`/${k}`, asQpdf(x)]));
+      return v;
+    };
+    fc.assert(
+      fc.property(fc.array(fc.tuple(letters, simple), { minLength: 1, maxLength: 4 }), (entries) => {
+        const structure = readStructure(base);
+        const value = new Map(entries);
+        const pdf = appendUpdate(base, structure, [{ num: structure.size, value }]);
+        writeFileSync(join(dir, 'q.pdf'), pdf);
+        const json = JSON.parse(
+          execFileSync('qpdf', ['--json=2', '--json-key=qpdf', `--json-object=${structure.size}`, join(dir, 'q.pdf')], {
+            encoding: 'utf8',
+          }),
+        ) as { qpdf: [unknown, Record<string, { value: unknown }>] };
+        assert.deepEqual(json.qpdf[1][`obj:${structure.size} 0 R`]!.value, asQpdf(value));
+      }),
+      { numRuns: 15 },
+    );
+  });
+
   it('refuses a startxref that names no cross-reference section', () => {
     const structure = readStructure(base);
     const updated = appendUpdate(base, { ...structure, startxref: base.length + 1 }, [{ num: 3, value: 1 }]);
