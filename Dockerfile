@@ -43,6 +43,8 @@ COPY --from=build --chown=root:root /app/dist/playground ./dist/playground
 COPY --from=build --chown=root:root /app/dist/fonts ./dist/fonts
 COPY --chown=root:root package.json NOTICES.md ./
 COPY --chown=root:root licenses ./licenses
+# The Factur-X XSDs the workers check e-invoices against (read from /app/schemas).
+COPY --chown=root:root schemas ./schemas
 # The code is owned by root and read-only to the service, which runs as the unprivileged `node` user.
 USER node
 EXPOSE 3000

@@ -10,7 +10,10 @@ import type { EngineId } from '../src/typst-version.js';
 import { reportData } from '../test/support/example-data.js';
 
 export interface Workload {
-  /** W1..W4 on the default engine (Typst 0.11); `W1-0.14` and `W2-0.14` are W1 and W2 on Typst 0.14. */
+  /**
+   * W1..W4 on the default engine (Typst 0.11); `W1-0.14` and `W2-0.14` are W1 and W2 on Typst 0.14;
+   * `E1` is the e-invoice example on Typst 0.14 as PDF/A-3b, `E1-fx` the same finished as a Factur-X invoice.
+   */
   id: string;
   description: string;
   template: string;
@@ -55,10 +58,13 @@ Records in the extract: #data.records.len()
 /** 9 MB of data: below the 10 MB body limit with room for the template. */
 const BULK_DATA_BYTES = 9 * 1024 * 1024;
 
-const bodyOf = (data: object, template: string, typst?: EngineId) => Buffer.from(JSON.stringify({ data, template, typst }));
+const bodyOf = (data: object, template: string, typst?: EngineId, pdf?: object) =>
+  Buffer.from(JSON.stringify({ data, template, typst, pdf }));
 
 export function workloads(): Workload[] {
   const letter = readExample('letter.typ');
+  const einvoice = readExample('einvoice.typ');
+  const einvoiceData = JSON.parse(readExample('einvoice.json'));
   const report = readExample('report.typ');
   // Without its logo (`logo`), so W1 stays a text-only page comparable across versions.
   const letterData = { ...JSON.parse(readExample('letter.json')), logo: undefined };
@@ -76,5 +82,21 @@ export function workloads(): Workload[] {
     // The same W1 and W2 on Typst 0.14, against the floor of that engine.
     { id: 'W1-0.14', description: 'letter on Typst 0.14', template: letter, engine: '0.14', body: bodyOf(letterData, letter, '0.14') },
     { id: 'W2-0.14', description: 'report on Typst 0.14', template: report, engine: '0.14', body: bodyOf(reportData(200), report, '0.14') },
+    // The e-invoice example as PDF/A-3b, then finished as a Factur-X invoice: the difference is the XSD check and the XMP update
+    // (and the business rules, when the bench runs with EINVOICE_RULES set).
+    {
+      id: 'E1',
+      description: 'e-invoice example, PDF/A-3b',
+      template: einvoice,
+      engine: '0.14',
+      body: bodyOf(einvoiceData, einvoice, '0.14', { standard: 'a-3b' }),
+    },
+    {
+      id: 'E1-fx',
+      description: 'e-invoice example, Factur-X EN 16931',
+      template: einvoice,
+      engine: '0.14',
+      body: bodyOf(einvoiceData, einvoice, '0.14', { standard: 'a-3b', einvoice: { profile: 'EN 16931' } }),
+    },
   ];
 }

@@ -7,6 +7,8 @@ import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId, engineOf } from './typst-version.js';
+import type { RuleFile } from './finish/business-rules.js';
+import { EINVOICE_PROFILES, type EinvoiceProfile } from './finish/facturx.js';
 
 export interface Config {
   /** TCP port of the API. */
@@ -71,6 +73,8 @@ export interface Config {
   playground: boolean;
   /** The Typst engine of a request without a `typst` field. */
   typstVersion: EngineId;
+  /** The operator's e-invoice business-rule stylesheets (EINVOICE_RULES), with the profiles each applies to. */
+  einvoiceRules: RuleFile[];
 }
 
 /** The request body limit: 10 MB, counted as 10 × 1024 × 1024 bytes. */
@@ -212,6 +216,30 @@ function directory(env: Env, name: string): string | undefined {
   const value = absolutePath(env, name, 'an absolute path of a directory');
   if (value !== undefined && !isDirectory(value)) throw new ConfigError(`${name} must be an absolute path of a directory, got "${value}"`);
   return value;
+}
+
+/** The profiles a rule file without a `PROFILE=` prefix applies to: those whose XML is EN 16931 compliant. */
+const EN16931_PROFILES: EinvoiceProfile[] = ['BASIC', 'EN 16931', 'XRECHNUNG'];
+
+/** EINVOICE_RULES: `path` (EN 16931's rules) or `PROFILE=path` entries, comma-separated, each an existing file. */
+function einvoiceRules(env: Env, name: string): RuleFile[] {
+  const value = text(env, name);
+  if (value === undefined) return [];
+  return value.split(',').map((entry) => {
+    const at = entry.indexOf('=');
+    const key = at < 0 ? undefined : entry.slice(0, at).trim();
+    const path = (at < 0 ? entry : entry.slice(at + 1)).trim();
+    const profile = key === undefined ? undefined : EINVOICE_PROFILES.find((p) => p.replace(' ', '') === key);
+    if (key !== undefined && !profile) {
+      throw new ConfigError(`${name}: "${key}" is not a profile (${EINVOICE_PROFILES.map((p) => p.replace(' ', '')).join(', ')})`);
+    }
+    let isFile = false;
+    try {
+      isFile = path.startsWith('/') && statSync(path).isFile();
+    } catch {}
+    if (!isFile) throw new ConfigError(`${name} must name absolute paths of XSLT files, got "${path}"`);
+    return { path, profiles: profile ? [profile] : EN16931_PROFILES };
+  });
 }
 
 /**
@@ -426,6 +454,14 @@ export const SETTINGS: readonly Setting[] = [
     meaning:
       'Typst engine of a request without a `typst` field: `0.11` (Typst 0.11.1) or `0.14` (Typst 0.14.2); every worker holds both, and a request picks one with `"typst"`',
     read: engine,
+  },
+  {
+    name: 'EINVOICE_RULES',
+    key: 'einvoiceRules',
+    default: '(none)',
+    meaning:
+      "E-invoice business rules: comma-separated XSLT files that write SVRL (the official validation artefacts). A bare path applies to BASIC, EN 16931 and XRECHNUNG (EN 16931's CII rules); `PROFILE=path` to one profile (`XRECHNUNG=` for KoSIT's XRechnung rules; MINIMUM, BASICWL, BASIC, EN16931, EXTENDED, XRECHNUNG). Compiled once by each worker at its start",
+    read: einvoiceRules,
   },
 ] as Setting[];
 

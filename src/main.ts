@@ -81,6 +81,7 @@ async function main(): Promise<void> {
       maxPdfBytes: config.maxPdfBytes,
       defaultEngine: config.typstVersion,
       maxImagePixels: config.maxImagePixels,
+      einvoiceRules: config.einvoiceRules,
     },
     env: sandbox.env,
   });

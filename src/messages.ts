@@ -18,6 +18,7 @@
 import type { JsonFault } from './body/json-scanner.js';
 import type { TemplateFailure, Warning } from './render/job.js';
 import type { Place } from './text-position.js';
+import { EINVOICE_PROFILES, EINVOICE_STANDARDS, FACTURX_XSD_VERSION, type EinvoiceProfile } from './finish/facturx.js';
 import { ENGINE_IDS, PDF_STANDARDS } from './typst-version.js';
 
 const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
@@ -46,11 +47,15 @@ export const MESSAGES = {
   badUrl: 'Malformed URL',
   lengthRequired: 'An HTTP/1.0 request with a body must declare its Content-Length',
   typstField: `Field "typst" must be one of ${quotedList(ENGINE_IDS)}`,
-  pdfField: 'Field "pdf" must be a JSON object with the optional fields "standard" and "tagged"',
-  pdfKey: 'Field "pdf" may hold only "standard" and "tagged"',
+  pdfField: 'Field "pdf" must be a JSON object with the optional fields "standard", "tagged" and "einvoice"',
+  pdfKey: 'Field "pdf" may hold only "standard", "tagged" and "einvoice"',
+  einvoiceField: 'Field "pdf.einvoice" must be a JSON object with the optional fields "xml" and "profile"',
+  einvoiceKey: 'Field "pdf.einvoice" may hold only "xml" and "profile"',
+  einvoiceProfile: `Field "pdf.einvoice.profile" must be one of ${quotedList(EINVOICE_PROFILES)}`,
+  einvoiceStandard: `Field "pdf.standard" must be one of ${quotedList(EINVOICE_STANDARDS)} with "pdf.einvoice": a Factur-X invoice is PDF/A-3`,
   pdfStandard: `Field "pdf.standard" must be one of ${quotedList(PDF_STANDARDS)}`,
   pdfTagged: 'Field "pdf.tagged" must be true or false',
-  pdfNeeds014: 'Field "pdf" needs "typst": "0.14": PDF standards and tagging are options of the Typst 0.14 engine',
+  pdfNeeds014: 'Field "pdf" needs "typst": "0.14": PDF standards, tagging and e-invoices are options of the Typst 0.14 engine',
   /** A PDF export refusal whose text could not be read (never the binding's raw text). */
   exportFailed: 'the PDF export failed',
 } as const;
@@ -209,4 +214,50 @@ export function warningsHeader(warnings: Warning[]): string {
     (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
   return text.length > WARNINGS_HEADER_MAX ? `${text.slice(0, WARNINGS_HEADER_MAX - 3)}...` : text;
+}
+
+/** `pdf.einvoice.xml` that is no asset name (the rules of asset names). */
+export function einvoiceXmlName(problem: string): string {
+  return `Field "pdf.einvoice.xml" must be an asset or attachment name: ${problem}`;
+}
+
+/**
+ * Why an e-invoice was refused (400), made by the worker (src/finish/): each
+ * message names the XML, whose name is request content, so it comes in two
+ * parts the worker puts the name's bytes between (body/error-body.ts).
+ */
+export const EINVOICE_MESSAGES = {
+  noXml: { before: 'The e-invoice XML "', after: '" is neither attached by the template (pdf.attach) nor sent as an asset' },
+  malformed: (line: number, message: string) => ({
+    before: 'The e-invoice XML "',
+    after: `" is not well-formed XML, line ${line}: ${message}`,
+  }),
+  doctype: (line: number) => ({
+    before: 'The e-invoice XML "',
+    after: `" has a DOCTYPE declaration on line ${line}: an e-invoice may not have one`,
+  }),
+  schema: (profile: EinvoiceProfile, line: number, message: string) => ({
+    before: 'The e-invoice XML "',
+    after: `" is not valid against the Factur-X ${FACTURX_XSD_VERSION} XSD of profile ${profile}, line ${line}: ${message}`,
+  }),
+  noProfile: {
+    before: 'The e-invoice XML "',
+    after: '" declares no Factur-X profile (GuidelineSpecifiedDocumentContextParameter/ID): name one in "pdf.einvoice.profile"',
+  },
+  profileMismatch: (requested: EinvoiceProfile, declared: EinvoiceProfile) => ({
+    before: `Field "pdf.einvoice.profile" is "${requested}" but the e-invoice XML "`,
+    after: `" declares "${declared}"`,
+  }),
+  rules: (failures: { id: string; text: string }[]) => ({
+    before: 'The e-invoice XML "',
+    after: `" breaks ${failures.length} business rule${failures.length === 1 ? '' : 's'}: ${failures.map((f) => `${f.id}: ${f.text}`).join('; ')}`,
+  }),
+} as const;
+
+/** `X-Einvoice-Warnings`: the business rules' warnings, `ID: text` joined by ` | `, in printable ASCII. */
+export function einvoiceWarningsHeader(warnings: { id: string; text: string }[]): string {
+  return warnings
+    .map((w) => `${w.id}: ${w.text}`)
+    .join(' | ')
+    .replace(/[^\x20-\x7e]/g, '?');
 }

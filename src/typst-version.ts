@@ -3,6 +3,7 @@
  * later one. Pure data: the server checks request fields against it without
  * loading a native binding (only workers do that, see render/bindings.ts).
  */
+import type { EinvoiceProfile } from './finish/facturx.js';
 
 /** The engines, as a request's `typst` field names them. */
 export const ENGINE_IDS = ['0.11', '0.14'] as const;
@@ -50,8 +51,17 @@ export const PDF_STANDARDS = [
 ] as const;
 export type PdfStandard = (typeof PDF_STANDARDS)[number];
 
-/** A request's `pdf` field, checked: what Typst 0.14's export is asked for. */
+/** A request's `pdf` field, checked: what Typst 0.14's export is asked for, and how the PDF is finished. */
 export interface PdfOptions {
   standard?: PdfStandard;
   tagged?: boolean;
+  /** `pdf.einvoice`: a Factur-X / ZUGFeRD invoice (src/finish/). */
+  einvoice?: EinvoiceOptions;
+}
+
+/** `pdf.einvoice`, checked. The XML's name stays where it is in the body (request content). */
+export interface EinvoiceOptions {
+  /** The `xml` string's content, between its quotes, as byte offsets of the body; absent: `factur-x.xml`. */
+  xml?: { start: number; end: number };
+  profile?: EinvoiceProfile;
 }

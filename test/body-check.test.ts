@@ -349,6 +349,11 @@ describe('a large body leaves `data` to Typst where Typst reads exactly what the
   const member = fc.oneof(
     fc.constantFrom('"typst":"0.14"', '"typst":null', '"pdf":{"standard":"a-2b","tagged":true}', '"pdf":{}', '"x":{"y":[1]}', '"x":[1]'),
     fc.constantFrom(
+      '"pdf":{"einvoice":{"xml":"in\\u0076oice.xml","profile":"BASIC WL"}}',
+      '"pdf":{"einvoice":{}}',
+      '"pdf":{"standard":"a-3b","einvoice":{"xml":"a/b.xml"}}',
+    ),
+    fc.constantFrom(
       '"assets":{"a.txt":"YQ=="}',
       '"assets":{}',
       '"data":{"b":[2]}',

@@ -16,7 +16,7 @@ import { after, before, describe, it } from 'node:test';
 // Imported by the package's own name, as another project would (the workspace's package.json "exports").
 import { TypstPdfError, generatePdf, parseWarnings, retryWaitMs, type RetryInfo } from 'typst-pdf-client';
 import { parsePdf } from './support/pdf.js';
-import { pdfObjects, pdfXmp } from './support/poppler.js';
+import { pdfAttachments, pdfObjects, pdfXmp } from './support/poppler.js';
 import { generate, readiness, startService, TEST_KEY, type Service } from './support/service.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -143,6 +143,21 @@ describe('typst-pdf command line', () => {
       assert.equal(wrong.code, 2, wrong.stderr);
       assert.match(wrong.stderr, /must be/);
     }
+  });
+
+  it('makes an e-invoice: --einvoice-xml FILE --einvoice-profile, on Typst 0.14 without --typst; refuses another profile with exit 2', async () => {
+    const template = join(dir, 'invoice.typ');
+    writeFileSync(template, '#set document(title: "Invoice")\n= Invoice');
+    const xml = join(ROOT, 'test', 'fixtures', 'einvoice', 'minimum.xml');
+    const env = { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY };
+    const out = join(dir, 'invoice.pdf');
+    const run = await runCli(['render', '--template', template, '--einvoice-xml', xml, '--einvoice-profile', 'MINIMUM', '--out', out], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(pdfAttachments(readFileSync(out)), ['factur-x.xml']);
+    assert.match(pdfXmp(readFileSync(out)), /<fx:ConformanceLevel>MINIMUM</);
+    const wrong = await runCli(['render', '--template', template, '--einvoice-profile', 'GOLD'], env);
+    assert.equal(wrong.code, 2, wrong.stderr);
+    assert.match(wrong.stderr, /--einvoice-profile must be one of MINIMUM, BASIC WL/);
   });
 
   it("prints the service's syntax error with the line it names, exits 1 and writes nothing", async () => {
@@ -298,6 +313,22 @@ describe('TypeScript client', () => {
     );
     assert.equal(typstVersion, '0.14.2');
     assert.match(pdfXmp(pdf), /<pdfuaid:part>1</);
+  });
+
+  it('sends pdf.einvoice and returns the business-rule warnings (none here) beside the PDF', async () => {
+    const xml = readFileSync(join(ROOT, 'test', 'fixtures', 'einvoice', 'minimum.xml'));
+    const { pdf, einvoiceWarnings } = await generatePdf(
+      {
+        data: {},
+        template: '= Invoice',
+        typst: '0.14',
+        assets: { 'min.xml': xml },
+        pdf: { einvoice: { xml: 'min.xml', profile: 'MINIMUM' } },
+      },
+      { url: service.url, apiKey: TEST_KEY },
+    );
+    assert.deepEqual(pdfAttachments(pdf), ['factur-x.xml']);
+    assert.deepEqual(einvoiceWarnings, []);
   });
 
   it("returns the service's warnings beside the PDF", async () => {

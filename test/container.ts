@@ -228,6 +228,19 @@ async function main(): Promise<void> {
     console.log(`container: ${id} rendered: ${pdf.pages} page(s), ${bytes.byteLength} bytes, fonts ${pdf.fonts.join(', ')} (${ms} ms)`);
   }
 
+  {
+    // The e-invoice, finished in the image's workers: its Factur-X XSDs (schemas/) are there.
+    const example = examples.find((e) => e.id === 'einvoice');
+    assert.ok(example, 'examples.json lists einvoice');
+    const data = JSON.parse(readFileSync(join(examplesDir, example.data), 'utf8')) as Record<string, unknown>;
+    const template = readFileSync(join(examplesDir, example.template), 'utf8');
+    const res = await render(base, { data, template, typst: '0.14', pdf: { einvoice: { profile: 'EN 16931' } } });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    assert.equal(res.status, 200, `einvoice: ${bytes.toString()}`);
+    assert.ok(bytes.includes('<fx:ConformanceLevel>EN 16931</fx:ConformanceLevel>'), 'the e-invoice carries its Factur-X XMP');
+    console.log(`container: einvoice rendered as Factur-X EN 16931, ${bytes.byteLength} bytes`);
+  }
+
   const uid = await podmanOk(['exec', CONTAINER, 'id', '-u']);
   assert.equal(uid, '1000', 'exec runs as uid 1000');
   const owners = await podmanOk([

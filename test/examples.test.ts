@@ -212,7 +212,7 @@ describe('Japanese invoice template', () => {
   });
 });
 
-describe('e-invoice template (Typst 0.14, PDF/A-3b)', () => {
+describe('e-invoice template (Typst 0.14, Factur-X EN 16931 on PDF/A-3b)', () => {
   const EINVOICE = example('einvoice.typ');
   const EINVOICE_SAMPLE = JSON.parse(example('einvoice.json')) as { number: string; buyer: { name: string } };
   const row = (
@@ -223,9 +223,9 @@ describe('e-invoice template (Typst 0.14, PDF/A-3b)', () => {
     }[]
   ).find((r) => r.id === 'einvoice')!;
 
-  it('is offered with the engine and standard it needs', () => {
+  it('is offered with the engine, standard and e-invoice profile it needs', () => {
     assert.equal(row.typst, '0.14');
-    assert.deepEqual(row.pdf, { standard: 'a-3b' });
+    assert.deepEqual(row.pdf, { standard: 'a-3b', einvoice: { profile: 'EN 16931' } });
   });
 
   it('renders one A4 page declared PDF/A-3b, with its CII XML attached as factur-x.xml, both with the same totals', async () => {
@@ -245,6 +245,7 @@ describe('e-invoice template (Typst 0.14, PDF/A-3b)', () => {
     const xmp = pdfXmp(bytes);
     assert.match(xmp, /<pdfaid:part>3</);
     assert.match(xmp, /<pdfaid:conformance>B</);
+    assert.match(xmp, /<fx:ConformanceLevel>EN 16931</);
     assert.deepEqual(pdfAttachments(bytes), ['factur-x.xml']);
     assert.match(pdfObjects(bytes), /\/AFRelationship\s*\/Alternative/);
     const xml = pdfAttachment(bytes, 'factur-x.xml').toString('utf8');

@@ -134,7 +134,10 @@ describe('the pdf field, checked', () => {
     ]) {
       const res = await generate(service, body);
       assert.equal(res.headers.get('x-typst-version'), '0.11.1');
-      assert.equal(await errorOf(res), 'Field "pdf" needs "typst": "0.14": PDF standards and tagging are options of the Typst 0.14 engine');
+      assert.equal(
+        await errorOf(res),
+        'Field "pdf" needs "typst": "0.14": PDF standards, tagging and e-invoices are options of the Typst 0.14 engine',
+      );
     }
   });
 
@@ -147,9 +150,9 @@ describe('the pdf field, checked', () => {
   });
 
   const refused: [string, unknown, string][] = [
-    ['an unknown key', { standard: 'a-2b', compress: true }, 'Field "pdf" may hold only "standard" and "tagged"'],
-    ['a string', 'a-2b', 'Field "pdf" must be a JSON object with the optional fields "standard" and "tagged"'],
-    ['an array', ['a-2b'], 'Field "pdf" must be a JSON object with the optional fields "standard" and "tagged"'],
+    ['an unknown key', { standard: 'a-2b', compress: true }, 'Field "pdf" may hold only "standard", "tagged" and "einvoice"'],
+    ['a string', 'a-2b', 'Field "pdf" must be a JSON object with the optional fields "standard", "tagged" and "einvoice"'],
+    ['an array', ['a-2b'], 'Field "pdf" must be a JSON object with the optional fields "standard", "tagged" and "einvoice"'],
     [
       'an unknown standard',
       { standard: 'a-5' },

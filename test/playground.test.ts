@@ -364,7 +364,8 @@ describe('playground', { skip: missing }, () => {
     const invoice = await settledPreview(page);
     assert.equal(await page.getByTestId('engine').inputValue(), '0.14');
     assert.equal(await page.getByTestId('pdf-standard').inputValue(), 'a-3b');
-    assert.deepEqual([lastBody().typst, lastBody().pdf], ['0.14', { standard: 'a-3b' }]);
+    assert.deepEqual([lastBody().typst, lastBody().pdf], ['0.14', { standard: 'a-3b', einvoice: { profile: 'EN 16931' } }]);
+    assert.match((await page.getByLabel('Example').locator('option:checked').textContent()) ?? '', /Factur-X EN 16931/);
     assert.equal(await errorText(page), '');
     assert.ok(invoice.inked > 10_000, `the page has ink: ${invoice.inked} pixels`);
     // Back to the letter, on the service's default engine, where the tests below expect to be.

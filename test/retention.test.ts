@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { processLimit } from '../src/process-limits.js';
@@ -58,6 +59,26 @@ function assertNothingHeld(t: TestContext, service: Service, markers: Markers): 
 }
 
 /** A request with markers in its data, template, an SVG asset and the document's title (which the PDF carries in clear). */
+const RULES = new URL('../../test/fixtures/einvoice/rules.xslt', import.meta.url).pathname;
+
+/** An e-invoice request whose XML (an asset) carries markers in the seller's and the buyer's names; `extra` breaks its XSD, a wrong `grandTotal` a rule. */
+function markedInvoice(extra = '', grandTotal = '<ram:GrandTotalAmount>119.00') {
+  const markers = { title: marker('EINVOICETITLE'), seller: marker('SELLER'), buyer: marker('BUYER') };
+  const xml = readFileSync(new URL('../../test/fixtures/einvoice/minimum.xml', import.meta.url), 'utf8')
+    .replace('Nordlicht Software GmbH', markers.seller)
+    .replace('Atelier Lumiere GmbH', markers.buyer)
+    .replace('<ram:TypeCode>380</ram:TypeCode>', `<ram:TypeCode>380</ram:TypeCode>${extra}`)
+    .replace('<ram:GrandTotalAmount>119.00', grandTotal);
+  const body = {
+    data: {},
+    template: `#set document(title: "${markers.title}")\n= Invoice`,
+    typst: '0.14',
+    pdf: { einvoice: { xml: 'invoice.xml' } },
+    assets: { 'invoice.xml': Buffer.from(xml).toString('base64') },
+  };
+  return { body, markers };
+}
+
 function markedRequest(extraTemplate = '') {
   const markers = { data: marker('DATA'), template: marker('TEMPLATE'), svg: marker('SVGASSET'), title: marker('TITLE') };
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="80" height="20"><desc>${markers.svg}</desc><rect width="80" height="20"/></svg>`;
@@ -83,12 +104,14 @@ describe('request content in memory, at the answer', () => {
   let service: Service;
   before(async () => {
     const hashed = createHash('sha256').update(HASHED_KEY).digest('hex');
+    // The e-invoices (MINIMUM) run the project's test rules too, so what the XSLT engine made is scanned for.
     service = await startService({
       ...NO_RATE_LIMIT,
       WORKERS: '2',
       API_KEYS: `${TEST_KEY},${SMALL_KEY} limit=1,sha256:${hashed},${CRASH_KEY}`,
       BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
       CRASHES_PER_MINUTE: '1',
+      EINVOICE_RULES: `MINIMUM=${RULES}`,
     });
   });
   after(async () => {
@@ -140,6 +163,36 @@ describe('request content in memory, at the answer', () => {
         });
         assert.equal(res.status, 400);
         assert.match(await res.text(), new RegExp(markers.template));
+        return markers;
+      },
+    },
+    {
+      name: 'a 200 e-invoice (the XML checked against its XSD, embedded, the XMP merged)',
+      async run() {
+        const { body, markers } = markedInvoice();
+        const res = await generate(service, body);
+        assert.equal(res.status, 200, await res.clone().text());
+        await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
+      name: 'a 400 e-invoice whose XML breaks a business rule (XSLT)',
+      async run() {
+        const { body, markers } = markedInvoice('', '<ram:GrandTotalAmount>1.00');
+        const res = await generate(service, body);
+        assert.equal(res.status, 400);
+        assert.match(await res.text(), /TEST-CO-15/);
+        return markers;
+      },
+    },
+    {
+      name: 'a 400 e-invoice whose XML the XSD refuses',
+      async run() {
+        const { body, markers } = markedInvoice('<ram:Bogus/>');
+        const res = await generate(service, body);
+        assert.equal(res.status, 400);
+        await res.arrayBuffer();
         return markers;
       },
     },

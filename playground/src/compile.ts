@@ -14,13 +14,14 @@
  *   retryWaitMs); then the newest text is sent once.
  */
 import { errorFromResponse, parseWarnings, RETRYABLE_STATUSES, retryWaitMs } from 'typst-pdf-client';
+import type { PdfField } from './engine.js';
 
 export interface GenerateBody {
   data: Record<string, unknown>;
   template: string;
   assets?: Record<string, string>;
   typst?: string;
-  pdf?: { standard: string };
+  pdf?: PdfField;
 }
 
 export interface RateLimit {

@@ -45,6 +45,17 @@ function fill(select: HTMLSelectElement, options: { value: string; label: string
   );
 }
 
+/** An example's `pdf.einvoice`: the profile it declares, the XML's name (default `factur-x.xml`). */
+export interface EinvoiceField {
+  profile?: string;
+  xml?: string;
+}
+
+export interface PdfField {
+  standard: string;
+  einvoice?: EinvoiceField;
+}
+
 export class EngineMenus {
   constructor(
     private readonly engine: HTMLSelectElement,
@@ -63,17 +74,22 @@ export class EngineMenus {
     });
   }
 
-  /** What an example asks for (absent: the service's default engine, no standard). */
-  set(typst: string | undefined, standard: string | undefined): void {
+  /** The open example's e-invoice (`pdf.einvoice`), sent while a PDF/A-3 standard is chosen. */
+  private einvoice: EinvoiceField | undefined;
+
+  /** What an example asks for (absent: the service's default engine, no standard, no e-invoice). */
+  set(typst: string | undefined, standard: string | undefined, einvoice?: EinvoiceField): void {
     this.engine.value = typst ?? '';
     this.standard.value = standard ?? '';
+    this.einvoice = einvoice;
   }
 
   /** The request's `typst` and `pdf` fields, when chosen. */
-  fields(): { typst?: string; pdf?: { standard: string } } {
+  fields(): { typst?: string; pdf?: PdfField } {
+    const einvoice = this.einvoice && this.standard.value.startsWith('a-3') ? { einvoice: this.einvoice } : {};
     return {
       ...(this.engine.value ? { typst: this.engine.value } : {}),
-      ...(this.standard.value ? { pdf: { standard: this.standard.value } } : {}),
+      ...(this.standard.value ? { pdf: { standard: this.standard.value, ...einvoice } } : {}),
     };
   }
 }

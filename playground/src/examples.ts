@@ -23,8 +23,8 @@ export interface Example {
   assets?: Record<string, string>;
   /** The engine the example needs ("0.14" for Typst 0.14 functions such as `pdf.attach`); absent: the service's default. */
   typst?: string;
-  /** PDF export options (Typst 0.14), e.g. { "standard": "a-3b" }. */
-  pdf?: { standard?: string; tagged?: boolean };
+  /** PDF export options (Typst 0.14), e.g. { "standard": "a-3b" }; `einvoice` makes the example a Factur-X invoice of that profile. */
+  pdf?: { standard?: string; tagged?: boolean; einvoice?: { profile?: string; xml?: string } };
 }
 
 export const EXAMPLES: readonly Example[] = table;

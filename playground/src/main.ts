@@ -384,7 +384,7 @@ async function openExample(example: Example, files = loadExample(example)): Prom
   const parsed = parseData(loaded.data);
   dataValue = 'value' in parsed ? parsed.value : null;
   assets.replace(loaded.assets);
-  engineMenus.set(example.typst, example.pdf?.standard);
+  engineMenus.set(example.typst, example.pdf?.standard, example.pdf?.einvoice);
   loading = { template: loaded.template };
   try {
     scheduler.schedule(true);

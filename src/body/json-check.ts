@@ -15,11 +15,21 @@ import { isUtf8 } from 'node:buffer';
 import { DEFAULT_MAX_IMAGE_PIXELS } from '../config.js';
 import { AssetTable } from './asset-table.js';
 import { dataEndFromBack } from './data-end.js';
-import { firstEscape, hex4, unescapeJsonString } from './json-string.js';
+import { firstEscape, hex4, unescapeJsonString, withUnescaped } from './json-string.js';
 import { CLOSE_OBJECT, COLON, COMMA, fault, JsonError, JsonScanner, kindAt, OPEN_OBJECT, QUOTE, skipWhitespace } from './json-scanner.js';
-import { BODY_MESSAGES, invalidJson, MESSAGES, notUtf8, templateLoneSurrogate } from '../messages.js';
+import { ASSET_NAME_PROBLEMS, BODY_MESSAGES, einvoiceXmlName, invalidJson, MESSAGES, notUtf8, templateLoneSurrogate } from '../messages.js';
+import { EINVOICE_PROFILES, EINVOICE_STANDARDS, type EinvoiceProfile } from '../finish/facturx.js';
+import { nameProblem } from './asset-names.js';
 import { bomLength, firstInvalidUtf8, placeInJsonString, placeOf } from '../text-position.js';
-import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, PDF_STANDARDS, type PdfOptions, type PdfStandard } from '../typst-version.js';
+import {
+  ENGINE_IDS,
+  ENGINE_VERSIONS,
+  type EngineId,
+  PDF_STANDARDS,
+  type EinvoiceOptions,
+  type PdfOptions,
+  type PdfStandard,
+} from '../typst-version.js';
 import type { AssetEntry, BodyError, BodyLayout, Kind, Range } from './layout.js';
 
 export type BodyCheck = { ok: true; layout: BodyLayout } | { ok: false; error: BodyError };
@@ -50,7 +60,15 @@ interface Field {
   /** Only for `assets`: its entries, met as they were scanned. */
   table?: AssetTable;
   /** Only for `pdf`: its members, as written. */
-  entries?: { name: Range; value: Range; kind: Kind }[];
+  entries?: Member[];
+}
+
+/** A member of `pdf` (and of `pdf.einvoice`): its name and value (strings between their quotes), with an object's own members. */
+interface Member {
+  name: Range;
+  value: Range;
+  kind: Kind;
+  members?: Member[];
 }
 
 /** Which top-level field a key names, compared after JSON unescaping. */
@@ -126,8 +144,19 @@ function parse(
         end = scanner.scanMembers(i, (member, value, valueKind) => table.add(member, value, valueKind));
         fields.assets = { value: { start: i, end }, kind, table };
       } else if (name === 'pdf' && kind === 'object') {
-        const entries: NonNullable<Field['entries']> = [];
-        end = scanner.scanMembers(i, (member, value, valueKind) => entries.push({ name: member, value, kind: valueKind }));
+        const entries: Member[] = [];
+        end = scanner.scanMembers(i, (member, value, valueKind) => {
+          entries.push({ name: member, value, kind: valueKind });
+        });
+        // `pdf.einvoice`'s members: scanned again, a few bytes (a nested object of `pdf` is refused unless it is `einvoice`).
+        for (const entry of entries) {
+          if (entry.kind !== 'object') continue;
+          const members: Member[] = [];
+          scanner.scanMembers(entry.value.start, (member, value, valueKind) => {
+            members.push({ name: member, value, kind: valueKind });
+          });
+          entry.members = members;
+        }
         fields.pdf = { value: { start: i, end }, kind, entries };
       } else {
         end = scanner.skipValue(i);
@@ -162,7 +191,8 @@ function oneOf<T extends string>(body: Uint8Array, range: Range, values: readonl
 
 const inQuotes = (value: Range): Range => ({ start: value.start + 1, end: value.end - 1 });
 const ENGINE_NAMES = [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id])];
-const PDF_KEYS = ['standard', 'tagged'] as const;
+const PDF_KEYS = ['standard', 'tagged', 'einvoice'] as const;
+const EINVOICE_KEYS = ['xml', 'profile'] as const;
 
 /** `typst`: "0.11" or "0.14", or the exact version either embeds. */
 function checkTypst(body: Uint8Array, field: Field): EngineId | BodyCheck {
@@ -171,7 +201,27 @@ function checkTypst(body: Uint8Array, field: Field): EngineId | BodyCheck {
   return engine ?? message(MESSAGES.typstField);
 }
 
-/** `pdf`: an object of `standard` (one of Typst 0.14's) and `tagged` (a boolean); of a repeated key the last counts. */
+/** `pdf.einvoice`: an object of `xml` (an asset's or attachment's name) and `profile` (one of Factur-X's); of a repeated key the last counts. */
+function checkEinvoice(body: Uint8Array, entry: Member): EinvoiceOptions | BodyCheck {
+  if (entry.kind !== 'object' || !entry.members) return message(MESSAGES.einvoiceField);
+  const options: EinvoiceOptions = {};
+  for (const member of entry.members) {
+    const key = oneOf(body, member.name, EINVOICE_KEYS);
+    if (key === undefined) return message(MESSAGES.einvoiceKey);
+    if (key === 'profile') {
+      const profile = member.kind === 'string' ? oneOf<EinvoiceProfile>(body, member.value, EINVOICE_PROFILES) : undefined;
+      if (profile === undefined) return message(MESSAGES.einvoiceProfile);
+      options.profile = profile;
+    } else {
+      const problem = member.kind === 'string' ? withUnescaped(body, member.value, nameProblem) : ASSET_NAME_PROBLEMS.empty;
+      if (problem !== null) return message(einvoiceXmlName(problem));
+      options.xml = member.value;
+    }
+  }
+  return options;
+}
+
+/** `pdf`: an object of `standard` (one of Typst 0.14's), `tagged` (a boolean) and `einvoice`; of a repeated key the last counts. */
 function checkPdf(body: Uint8Array, field: Field): PdfOptions | BodyCheck {
   if (field.kind !== 'object') return message(MESSAGES.pdfField);
   const options: PdfOptions = {};
@@ -183,7 +233,11 @@ function checkPdf(body: Uint8Array, field: Field): PdfOptions | BodyCheck {
     last.set(key, entry);
   }
   for (const [key, entry] of last) {
-    if (key === 'standard') {
+    if (key === 'einvoice') {
+      const einvoice = checkEinvoice(body, entry);
+      if ('ok' in einvoice) return einvoice;
+      options.einvoice = einvoice;
+    } else if (key === 'standard') {
       const standard = entry.kind === 'string' ? oneOf<PdfStandard>(body, entry.value, PDF_STANDARDS) : undefined;
       if (standard === undefined) return message(MESSAGES.pdfStandard);
       options.standard = standard;
@@ -192,6 +246,9 @@ function checkPdf(body: Uint8Array, field: Field): PdfOptions | BodyCheck {
       if (entry.kind !== 'literal' || b === 0x6e) return message(MESSAGES.pdfTagged);
       options.tagged = b === 0x74;
     }
+  }
+  if (options.einvoice && options.standard && !(EINVOICE_STANDARDS as readonly string[]).includes(options.standard)) {
+    return message(MESSAGES.einvoiceStandard);
   }
   return options;
 }

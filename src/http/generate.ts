@@ -14,6 +14,7 @@ import type { AnswerLimits } from './answer-limits.js';
 import type { CrashLimit } from './crash-limit.js';
 import { requireJsonWithinLimit } from './json-body.js';
 import { ENGINE_IDS, ENGINE_VERSIONS, PDF_STANDARDS } from '../typst-version.js';
+import { EINVOICE_PROFILES } from '../finish/facturx.js';
 
 export interface Renderer {
   render(job: Job, signal?: AbortSignal): Promise<Outcome>;
@@ -60,8 +61,30 @@ export const generateBodySchema = {
           description: 'PDF version (`1.4` to `2.0`), PDF/A level (`a-1b` to `a-4e`) or PDF/UA-1 (`ua-1`).',
         },
         tagged: { type: 'boolean', description: 'Write a tagged PDF (default true; PDF/A-*a and PDF/UA-1 need it).' },
+        einvoice: {
+          type: 'object',
+          description:
+            'Make the PDF a Factur-X / ZUGFeRD e-invoice (PDF/A-3: `standard` defaults to `a-3b` and must be an A-3 level). ' +
+            'The CII XML is an asset (the service attaches it) or attached by the template with `pdf.attach`; the answer holds it once, ' +
+            'as `factur-x.xml` (`xrechnung.xml` for XRECHNUNG) with the `/AFRelationship` of its profile, and the Factur-X XMP properties. ' +
+            "The XML is checked against the Factur-X XSD of its profile and, when the operator set EINVOICE_RULES, the business rules: a failure is a 400; the rules' warnings are in `X-Einvoice-Warnings`.",
+          additionalProperties: false,
+          properties: {
+            xml: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 255,
+              description: 'Name of the XML asset or attachment (default `factur-x.xml`).',
+            },
+            profile: {
+              enum: [...EINVOICE_PROFILES],
+              description:
+                'The Factur-X profile (default: the one the XML declares in `GuidelineSpecifiedDocumentContextParameter/ID`; both given and different: 400).',
+            },
+          },
+        },
       },
-      examples: [{ standard: 'a-3b' }],
+      examples: [{ standard: 'a-3b' }, { einvoice: { xml: 'factur-x.xml', profile: 'EN 16931' } }],
     },
   },
 } as const;
@@ -105,6 +128,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
       return reply.code(httpStatus(result.status)).type('application/json; charset=utf-8').send(result.errorBody);
     }
     if (result.warnings) reply.header('x-typst-warnings', result.warnings);
+    if (result.einvoiceWarnings) reply.header('x-einvoice-warnings', result.einvoiceWarnings);
     reply.code(200).headers({
       'content-type': 'application/pdf',
       'content-length': String(result.pdf.length),

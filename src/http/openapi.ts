@@ -83,12 +83,19 @@ function openApiDocument(options: OpenApiOptions): Json {
                   'Warnings: the count, then `line N, column C: message` items separated by ` | `; characters outside printable ASCII, and the backslash, as `\\uXXXX` (UTF-16 code units).',
                 schema: { type: 'string' },
               },
+              'X-Einvoice-Warnings': {
+                required: false,
+                description:
+                  "An e-invoice's business-rule warnings (EINVOICE_RULES): `ID: text` items separated by ` | `; characters outside printable ASCII as `?`.",
+                schema: { type: 'string' },
+              },
             },
             content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
           },
           '400': errorResponse(
             'The body is not a JSON object with `data` (object) and `template` (string), a `typst` or `pdf` field is not one the service takes, ' +
-              'the template does not compile, or the PDF export refuses it under the standard asked for. ' +
+              'the template does not compile, the PDF export refuses it under the standard asked for, ' +
+              "or an e-invoice's XML is missing, not well-formed, not valid against its profile's XSD or breaks a business rule. " +
               'An answer of the compiler names the engine in `X-Typst-Version`.',
             {
               'X-Typst-Version': {

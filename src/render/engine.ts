@@ -27,6 +27,7 @@ import { VIRTUAL_ROOT } from './virtual-root.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
 import { type Binding, bindingOf, type Compiler, type CompilerArgs, exportRefusal } from './bindings.js';
 import type { EngineId } from '../typst-version.js';
+import type { RuleFile } from '../finish/business-rules.js';
 
 /**
  * The service's own files. Their names hold `~`, which no asset name may
@@ -72,6 +73,8 @@ export interface EngineOptions {
   defaultEngine?: EngineId;
   /** MAX_IMAGE_PIXELS, for the worker's exact check of a body whose `data` was left to Typst. */
   maxImagePixels?: number;
+  /** EINVOICE_RULES: the operator's business-rule stylesheets, by profile (finish/business-rules.ts). */
+  einvoiceRules?: RuleFile[];
 }
 
 /** What the engine made of a job: the PDF and its warnings, or why the template failed (the worker words it). */

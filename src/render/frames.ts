@@ -9,9 +9,9 @@
  *
  * A frame: u32 length of what follows, u8 type, u32 job id, then the fields
  * of its type (all integers little-endian):
- *   Job      server -> worker  u32 asset count, 4 option bytes (engine, PDF options), layout of the body (u32 offsets), then the body
+ *   Job      server -> worker  u32 asset count, 13 option bytes (engine, PDF options, e-invoice), layout of the body (u32 offsets), then the body
  *   Started  worker -> server  (nothing: the worker has the job and is about to compile)
- *   Done     worker -> server  report, u32 warnings length, warnings (ASCII), PDF
+ *   Done     worker -> server  report, u32 warnings length, warnings (ASCII), u32 e-invoice warnings length, those (ASCII), PDF
  *   Failed   worker -> server  report, u16 status, JSON error body
  * A report: f64 compile ms, f64 resident bytes (the worker's memory after
  * the job, for the memory cap), u8 the engine the job ran on (index + 1).
@@ -19,6 +19,7 @@
 import type { Socket } from 'node:net';
 import type { BodyLayout } from '../body/layout.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
+import { EINVOICE_PROFILES } from '../finish/facturx.js';
 import { ENGINE_IDS, type EngineId, PDF_STANDARDS } from '../typst-version.js';
 import type { Job } from './job.js';
 
@@ -34,16 +35,23 @@ const MAX_FRAME_BYTES = 1024 * 1024 * 1024;
 /**
  * A job's options, after the asset count: the engine (0: the default, else
  * its index + 1), the PDF standard (0: none, else its index + 1), tagging
- * (0: Typst's default, 1: off, 2: on) and whether `data` is left to Typst
- * (1: BodyLayout.dataUnchecked). Fixed values, no request content.
+ * (0: Typst's default, 1: off, 2: on), whether `data` is left to Typst
+ * (1: BodyLayout.dataUnchecked), the e-invoice (0: none, 1: one without a
+ * profile, else the profile's index + 2) and where its XML's name is in the
+ * body (u32 start and end; both 0: the default name). Fixed values and
+ * offsets, no request content.
  */
-const OPTION_BYTES = 4;
+const OPTION_BYTES = 13;
 
 function writeOptions(buffer: Buffer, at: number, layout: BodyLayout): number {
   buffer.writeUInt8(layout.typst ? ENGINE_IDS.indexOf(layout.typst) + 1 : 0, at);
   buffer.writeUInt8(layout.pdf?.standard ? PDF_STANDARDS.indexOf(layout.pdf.standard) + 1 : 0, at + 1);
   buffer.writeUInt8(layout.pdf?.tagged === undefined ? 0 : layout.pdf.tagged ? 2 : 1, at + 2);
   buffer.writeUInt8(layout.dataUnchecked ? 1 : 0, at + 3);
+  const einvoice = layout.pdf?.einvoice;
+  buffer.writeUInt8(einvoice ? (einvoice.profile ? EINVOICE_PROFILES.indexOf(einvoice.profile) + 2 : 1) : 0, at + 4);
+  buffer.writeUInt32LE(einvoice?.xml?.start ?? 0, at + 5);
+  buffer.writeUInt32LE(einvoice?.xml?.end ?? 0, at + 9);
   return at + OPTION_BYTES;
 }
 
@@ -54,10 +62,18 @@ function readOptions(bytes: Buffer, at: number): Pick<BodyLayout, 'typst' | 'pdf
   const options: Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked'> = {};
   if (engine > 0) options.typst = ENGINE_IDS[engine - 1];
   if (bytes.readUInt8(at + 3) === 1) options.dataUnchecked = true;
-  if (standard > 0 || tagged > 0) {
+  const einvoice = bytes.readUInt8(at + 4);
+  if (standard > 0 || tagged > 0 || einvoice > 0) {
     options.pdf = {};
     if (standard > 0) options.pdf.standard = PDF_STANDARDS[standard - 1];
     if (tagged > 0) options.pdf.tagged = tagged === 2;
+    if (einvoice > 0) {
+      const start = bytes.readUInt32LE(at + 5);
+      const end = bytes.readUInt32LE(at + 9);
+      options.pdf.einvoice = {};
+      if (einvoice > 1) options.pdf.einvoice.profile = EINVOICE_PROFILES[einvoice - 2];
+      if (end > 0) options.pdf.einvoice.xml = { start, end };
+    }
   }
   return options;
 }
@@ -136,12 +152,15 @@ export function writeDone(
   id: number,
   report: JobReport,
   warnings: Buffer,
+  einvoiceWarnings: Buffer,
   pdf: Uint8Array,
   onWritten: (error?: Error | null) => void,
 ): void {
-  const frameHead = head(FrameType.Done, id, REPORT_BYTES + 4 + warnings.length, pdf.length);
-  const at = frameHead.writeUInt32LE(warnings.length, writeReport(frameHead, report));
-  warnings.copy(frameHead, at);
+  const frameHead = head(FrameType.Done, id, REPORT_BYTES + 8 + warnings.length + einvoiceWarnings.length, pdf.length);
+  let at = frameHead.writeUInt32LE(warnings.length, writeReport(frameHead, report));
+  at += warnings.copy(frameHead, at);
+  at = frameHead.writeUInt32LE(einvoiceWarnings.length, at);
+  einvoiceWarnings.copy(frameHead, at);
   writeFrame(socket, frameHead, pdf, onWritten);
 }
 
@@ -190,7 +209,7 @@ export function readJob(frame: Frame): Job {
 }
 
 export type OutcomeFrame = JobReport &
-  ({ kind: 'done'; warnings: Buffer; pdf: Buffer } | { kind: 'failed'; status: number; errorBody: Buffer });
+  ({ kind: 'done'; warnings: Buffer; einvoiceWarnings: Buffer; pdf: Buffer } | { kind: 'failed'; status: number; errorBody: Buffer });
 
 /** Reads a Done or Failed frame (views into the frame's bytes). */
 export function readOutcome(frame: Frame): OutcomeFrame {
@@ -199,7 +218,15 @@ export function readOutcome(frame: Frame): OutcomeFrame {
   const fields = TAG_BYTES + REPORT_BYTES;
   if (frame.type === FrameType.Done) {
     const warningsEnd = fields + 4 + bytes.readUInt32LE(fields);
-    return { kind: 'done', ...report, warnings: bytes.subarray(fields + 4, warningsEnd), pdf: bytes.subarray(warningsEnd) };
+    const einvoiceEnd = warningsEnd + 4 + bytes.readUInt32LE(warningsEnd);
+    const warnings = bytes.subarray(fields + 4, warningsEnd);
+    return {
+      kind: 'done',
+      ...report,
+      warnings,
+      einvoiceWarnings: bytes.subarray(warningsEnd + 4, einvoiceEnd),
+      pdf: bytes.subarray(einvoiceEnd),
+    };
   }
   return { kind: 'failed', ...report, status: bytes.readUInt16LE(fields), errorBody: bytes.subarray(fields + 2) };
 }

@@ -365,7 +365,16 @@ export class RenderPool extends EventEmitter {
     const typstVersion = ENGINE_VERSIONS[outcome.engine];
     if (outcome.kind === 'done') {
       const warnings = outcome.warnings.length > 0 ? outcome.warnings.toString('latin1') : undefined;
-      running.resolve({ kind: 'pdf', pdf: outcome.pdf, warnings, compileMs: outcome.compileMs, frame: frame.bytes, typstVersion });
+      const einvoiceWarnings = outcome.einvoiceWarnings.length > 0 ? outcome.einvoiceWarnings.toString('latin1') : undefined;
+      running.resolve({
+        kind: 'pdf',
+        pdf: outcome.pdf,
+        warnings,
+        einvoiceWarnings,
+        compileMs: outcome.compileMs,
+        frame: frame.bytes,
+        typstVersion,
+      });
     } else {
       running.resolve({
         kind: 'failed',

@@ -22,6 +22,9 @@ import { PAGE_BYTES } from './memory-watch.js';
 import { WORKER_STATUS, type Job } from './job.js';
 import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId } from '../typst-version.js';
 import { receiveOptions, type StartReport } from './worker-start.js';
+import { loadRules } from '../finish/business-rules.js';
+import { finishJob } from '../finish/einvoice-job.js';
+import { loadSchemas, schemasLoaded } from '../finish/xml-schema.js';
 
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
 const FRAME_FD = 3;
@@ -116,6 +119,12 @@ async function main(): Promise<void> {
   } catch (error) {
     fail(`Typst engine failed to start: ${startFailure(error)}`);
   }
+  try {
+    // The operator's e-invoice business rules, compiled once (src/finish/): a stylesheet that does not compile stops the start.
+    await loadRules(options.einvoiceRules ?? []);
+  } catch (error) {
+    fail(`E-invoice business rules failed to load: ${startFailure(error)}`);
+  }
 
   // `onread` (documented for net.Socket, missing from its constructor's types): reads land in the frame's own buffer.
   const reader = frameOnRead(onFrame);
@@ -131,7 +140,15 @@ async function main(): Promise<void> {
       return;
     }
     // Acknowledged before compiling, so the pool knows a worker that dies from here on died with the job.
-    writeStarted(pipe, frame.id, () => compile(frame));
+    writeStarted(pipe, frame.id, () => {
+      // libxml2 (the e-invoices' XSD check) is loaded by the worker's first e-invoice, so other workers neither wait for nor hold it.
+      if (schemasLoaded() || !readJob(frame).layout.pdf?.einvoice) compile(frame);
+      else
+        loadSchemas().then(
+          () => compile(frame),
+          (error: unknown) => fail(`E-invoice checks failed to load: ${startFailure(error)}`),
+        );
+    });
   }
 
   const defaultEngine = options.defaultEngine ?? DEFAULT_ENGINE;
@@ -152,6 +169,10 @@ async function main(): Promise<void> {
     if (data) return { text: data, where: 'data' };
     if (last && last !== engines.get(id)) last.clean();
     last = engines.get(id)!;
+    const { pdf } = job.layout;
+    // An e-invoice is PDF/A-3b unless the request names another A-3 level (checked with the body).
+    if (pdf?.einvoice && !pdf.standard)
+      return last.render({ body: job.body, layout: { ...job.layout, pdf: { ...pdf, standard: 'a-3b' } } });
     return last.render(job);
   }
 
@@ -176,10 +197,15 @@ async function main(): Promise<void> {
   function compile(frame: Frame): void {
     const begun = performance.now();
     const job = readJob(frame);
-    const { attempt, engine, retried } = run(job);
+    const ran = run(job);
+    const { engine, retried } = ran;
+    const attempt = finish(job, ran.attempt);
     const report = { compileMs: performance.now() - begun, residentBytes: residentBytes(), engine };
     const maxPdfBytes = options.maxPdfBytes ?? Number.POSITIVE_INFINITY;
-    if (attempt === 'pdf options need 0.14') {
+    if (typeof attempt === 'object' && 'einvoiceRefused' in attempt) {
+      const body = attempt.einvoiceRefused;
+      writeFailed(pipe, frame.id, report, WORKER_STATUS.templateFailed, body, () => body.fill(0));
+    } else if (attempt === 'pdf options need 0.14') {
       const body = jsonErrorBody(MESSAGES.pdfNeeds014);
       writeFailed(pipe, frame.id, report, WORKER_STATUS.templateFailed, body, () => body.fill(0));
     } else if ('text' in attempt) {
@@ -197,7 +223,7 @@ async function main(): Promise<void> {
     } else if (attempt.ok) {
       const warnings = Buffer.from(attempt.warnings.length > 0 ? warningsHeader(attempt.warnings) : '', 'latin1');
       const { pdf } = attempt;
-      writeDone(pipe, frame.id, report, warnings, pdf, () => pdf.fill(0));
+      writeDone(pipe, frame.id, report, warnings, attempt.einvoiceWarnings ?? EMPTY, pdf, () => pdf.fill(0));
     } else {
       // Typst's message quotes the template: built once, as bytes, and wiped once written.
       const body = jsonErrorBody(templateMessage(attempt.failure));
@@ -213,12 +239,42 @@ async function main(): Promise<void> {
     // a dropped compiler (0.14) is freed by the binding's finalizer once V8 has collected it, and
     // only on the turn after that is its successor made (a job that comes first makes it itself).
     // (No closure here: one made in this function would keep its context, the message among it, alive.)
-    if (dropped || retried || !compiled(attempt) || attempt.warnings.length > 0) setImmediate(forgetStrings, dropped ? cleaned : undefined);
+    const strings = retried || !compiled(attempt) || attempt.warnings.length > 0 || job.layout.pdf?.einvoice !== undefined;
+    if (dropped || strings) setImmediate(forgetStrings, dropped ? cleaned : undefined);
   }
 }
 
-/** What a job came to in the worker: compiled, refused by the exact check of its body or by the text pre-check, or options its engine lacks. */
-type Attempt = Compiled | { refused: BodyError } | { text: TextHazard; where: 'template' | 'data' } | 'pdf options need 0.14';
+/**
+ * Finishes a compiled e-invoice (src/finish/): its PDF replaced by the
+ * finished one (Typst's is wiped), or the refusal's answer. Anything else
+ * is returned as it is.
+ */
+function finish(job: Job, attempt: Attempt): Attempt {
+  const einvoice = job.layout.pdf?.einvoice;
+  if (!einvoice || !compiled(attempt)) return attempt;
+  try {
+    const finished = finishJob(job, einvoice, attempt.pdf);
+    if (!finished.ok) return { einvoiceRefused: finished.errorBody };
+    return { ...attempt, pdf: finished.pdf, einvoiceWarnings: finished.warnings };
+  } finally {
+    attempt.pdf.fill(0);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * What a job came to in the worker: compiled (an e-invoice with its rules'
+ * warnings), refused by the exact check of its body or by the text
+ * pre-check, an e-invoice refused (the answer's bytes), or options its
+ * engine lacks.
+ */
+type Attempt =
+  | (Compiled & { einvoiceWarnings?: Buffer })
+  | { refused: BodyError }
+  | { text: TextHazard; where: 'template' | 'data' }
+  | { einvoiceRefused: Buffer }
+  | 'pdf options need 0.14';
 
 const compiled = (attempt: Attempt): attempt is Compiled & { ok: true } => typeof attempt === 'object' && 'ok' in attempt && attempt.ok;
 
@@ -233,7 +289,11 @@ function sameLayout(a: BodyLayout, b: BodyLayout): boolean {
     a.assets.every((asset, i) => sameRange(asset.name, b.assets[i]!.name) && sameRange(asset.value, b.assets[i]!.value)) &&
     a.typst === b.typst &&
     a.pdf?.standard === b.pdf?.standard &&
-    a.pdf?.tagged === b.pdf?.tagged
+    a.pdf?.tagged === b.pdf?.tagged &&
+    (a.pdf?.einvoice === undefined) === (b.pdf?.einvoice === undefined) &&
+    a.pdf?.einvoice?.profile === b.pdf?.einvoice?.profile &&
+    a.pdf?.einvoice?.xml?.start === b.pdf?.einvoice?.xml?.start &&
+    a.pdf?.einvoice?.xml?.end === b.pdf?.einvoice?.xml?.end
   );
 }
 

@@ -4,6 +4,7 @@
  *
  *   typst-pdf render --template letter.typ --data letter.json --out letter.pdf
  *   typst-pdf render --template invoice.typ --typst 0.14 --pdf-standard a-3b
+ *   typst-pdf render --template invoice.typ --einvoice-xml factur-x.xml --einvoice-profile "EN 16931"
  *
  * The service's URL and API key come from --url / --api-key or from
  * TYPST_PDF_URL / TYPST_PDF_API_KEY. On failure it prints the service's
@@ -16,6 +17,9 @@ import {
   DEFAULT_MAX_RETRY_WAIT_MS,
   DEFAULT_RETRIES,
   DEFAULT_URL,
+  EINVOICE_PROFILES,
+  type EinvoiceOptions,
+  type EinvoiceProfile,
   PDF_STANDARDS,
   type PdfOptions,
   type PdfStandard,
@@ -42,6 +46,9 @@ Renders a Typst template with JSON data through the Typst PDF service.
   --typst VERSION    Typst engine: 0.11 or 0.14 (default: the service's)
   --pdf-standard STD PDF standard (Typst 0.14): ${PDF_STANDARDS.join(', ')}
   --no-tagged        write an untagged PDF (Typst 0.14; tagged by default)
+  --einvoice         make a Factur-X / ZUGFeRD e-invoice whose XML the template attaches as factur-x.xml (Typst 0.14)
+  --einvoice-xml FILE  make an e-invoice of this CII XML (sent as an asset under its base name; Typst 0.14)
+  --einvoice-profile P the e-invoice's profile: ${EINVOICE_PROFILES.join(', ')} (default: the one the XML declares)
   --url URL          service URL (default: $TYPST_PDF_URL, else ${DEFAULT_URL})
   --api-key KEY      API key (default: $TYPST_PDF_API_KEY; prefer the variable, flags are visible to other users)
   --retries N        retries of a 429 or 503 answer (default: ${DEFAULT_RETRIES})
@@ -67,6 +74,9 @@ function parse(argv: string[]) {
       typst: { type: 'string' },
       'pdf-standard': { type: 'string' },
       'no-tagged': { type: 'boolean' },
+      einvoice: { type: 'boolean' },
+      'einvoice-xml': { type: 'string' },
+      'einvoice-profile': { type: 'string' },
       url: { type: 'string' },
       'api-key': { type: 'string' },
       retries: { type: 'string' },
@@ -112,6 +122,12 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
     template = readText(values.template);
     data = values.data === undefined ? {} : readData(values.data);
     assets = values.asset === undefined ? undefined : readAssets(values.asset);
+    const einvoice = einvoiceOf(values.einvoice, values['einvoice-xml'], values['einvoice-profile']);
+    if (einvoice) {
+      pdfOptions = { ...pdfOptions, einvoice: einvoice.options };
+      typst ??= '0.14';
+      if (einvoice.asset) assets = { ...assets, ...einvoice.asset };
+    }
     retries = wholeNumber('--retries', values.retries, DEFAULT_RETRIES);
     maxWaitSeconds = wholeNumber('--max-wait', values['max-wait'], DEFAULT_MAX_RETRY_WAIT_MS / 1000);
   } catch (error) {
@@ -221,6 +237,25 @@ function pdfOptionsOf(standard: string | undefined, noTagged: boolean | undefine
   }
   if (noTagged) options.tagged = false;
   return options;
+}
+
+/** `--einvoice`, `--einvoice-xml FILE`, `--einvoice-profile P`: the request's `pdf.einvoice`, and the XML as an asset. */
+function einvoiceOf(
+  asked: boolean | undefined,
+  xml: string | undefined,
+  profile: string | undefined,
+): { options: EinvoiceOptions; asset?: Record<string, Uint8Array> } | undefined {
+  if (!asked && xml === undefined && profile === undefined) return undefined;
+  const options: EinvoiceOptions = {};
+  if (profile !== undefined) {
+    if (!EINVOICE_PROFILES.includes(profile as EinvoiceProfile)) {
+      throw new UsageError(`--einvoice-profile must be one of ${EINVOICE_PROFILES.join(', ')}, got "${profile}"`);
+    }
+    options.profile = profile as EinvoiceProfile;
+  }
+  if (xml === undefined) return { options };
+  options.xml = basename(xml);
+  return { options, asset: readAssets([xml]) };
 }
 
 function wholeNumber(flag: string, value: string | undefined, fallback: number): number {

@@ -66,6 +66,19 @@ export interface PdfOptions {
   standard?: PdfStandard;
   /** Write a tagged PDF (the service's default: true). */
   tagged?: boolean;
+  /** Make a Factur-X / ZUGFeRD e-invoice (Typst 0.14, PDF/A-3). */
+  einvoice?: EinvoiceOptions;
+}
+
+/** The Factur-X profiles. */
+export const EINVOICE_PROFILES = ['MINIMUM', 'BASIC WL', 'BASIC', 'EN 16931', 'EXTENDED', 'XRECHNUNG'] as const;
+export type EinvoiceProfile = (typeof EINVOICE_PROFILES)[number];
+
+export interface EinvoiceOptions {
+  /** The CII XML: an asset's name, or a file the template attaches with `pdf.attach` (default `factur-x.xml`). */
+  xml?: string;
+  /** The profile (default: the one the XML declares). */
+  profile?: EinvoiceProfile;
 }
 
 export interface GeneratedPdf {
@@ -77,6 +90,8 @@ export interface GeneratedPdf {
    * (not among GET /v1/fonts; Typst uses a fallback font)", its `\uXXXX` escapes decoded; empty when there are none.
    */
   warnings: string[];
+  /** An e-invoice's business-rule warnings (`X-Einvoice-Warnings`), `ID: text` each; empty when there are none. */
+  einvoiceWarnings: string[];
 }
 
 export interface RetryInfo {
@@ -150,6 +165,7 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
         pdf: new Uint8Array(await response.arrayBuffer()),
         typstVersion: response.headers.get('x-typst-version') ?? undefined,
         warnings: parseWarnings(response.headers.get('x-typst-warnings')),
+        einvoiceWarnings: response.headers.get('x-einvoice-warnings')?.split(' | ') ?? [],
       };
 
     const waitMs = retryWaitMs(response.headers);

@@ -1,0 +1,152 @@
+/**
+ * The business rules of an e-invoice, when the operator provides them
+ * (EINVOICE_RULES): the official validation artefacts are XSLT stylesheets
+ * compiled from Schematron (EN 16931's CII rules, KoSIT's XRechnung rules)
+ * that write SVRL, one `svrl:failed-assert` per broken rule. They run in
+ * the worker with SaxonJS 2 (XSLT 3, the only XSLT 2/3 engine for
+ * JavaScript), each stylesheet compiled once per worker at its start and
+ * kept (see compile).
+ *
+ * A failed assert flagged `warning` (or `information`) is a warning; any
+ * other is an error. The XML becomes a string and a tree of JavaScript
+ * objects here (SaxonJS takes nothing else): the worker collects them after
+ * the job (worker.ts forgetStrings), as it does Typst's messages.
+ */
+import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import type { EinvoiceProfile } from './facturx.js';
+
+/** One stylesheet and the profiles it applies to. */
+export interface RuleFile {
+  path: string;
+  profiles: EinvoiceProfile[];
+}
+
+/** A failed assert: its id (`BR-CO-10`) and text. */
+export interface RuleFailure {
+  id: string;
+  text: string;
+}
+
+export interface RuleOutcome {
+  errors: RuleFailure[];
+  warnings: RuleFailure[];
+}
+
+/** The parts of SaxonJS 2.7 used here (it ships no types). */
+interface Saxon {
+  getPlatform(): { parseXmlFromString(text: string): XmlNode; resource(name: 'compiler'): SefNode };
+  checkOptions(options: Record<string, unknown>): { principalResult: unknown };
+  internalTransform(stylesheet: SefNode, source: XmlNode, options: { principalResult: unknown }): void;
+  XdmMap: new () => { inSituPut(key: unknown, value: unknown[]): void };
+  XS: { QName: { fromParts(prefix: string, uri: string, local: string): unknown } };
+  XPath: {
+    evaluate(xpath: string, context: unknown, options?: Record<string, unknown>): unknown;
+    sefToJSON(node: unknown, relocatable: boolean): SefNode;
+  };
+}
+
+interface XmlNode {
+  _saxonBaseUri?: string;
+  firstChild?: unknown;
+}
+
+/** A compiled stylesheet (SEF): a tree of instructions, each knowing its parent once `withParents` ran. */
+interface SefNode {
+  C?: SefNode[];
+  parentNode?: SefNode;
+}
+
+const SVRL = { svrl: 'http://purl.oclc.org/dsdl/svrl' };
+
+let saxon: Saxon | undefined;
+let compiled: { file: RuleFile; sef: SefNode }[] = [];
+
+function withParents(node: SefNode): SefNode {
+  for (const child of node.C ?? []) {
+    child.parentNode = node;
+    withParents(child);
+  }
+  return node;
+}
+
+const first = (result: unknown) => (Array.isArray(result) ? result[0] : result);
+
+/**
+ * Compiles a stylesheet to SEF with the XSLT compiler SaxonJS carries, the
+ * steps its own fn:transform and its xslt3 command take (SaxonJS 2 has no
+ * public call that compiles once and keeps the result: fn:transform
+ * compiles again on every call, seconds for the official EN 16931 rules).
+ * saxon-js is pinned to an exact version for this reason; a change of its
+ * internals fails the worker's start, never a job.
+ */
+function compile(saxonJs: Saxon, path: string): SefNode {
+  const platform = saxonJs.getPlatform();
+  const stylesheet = platform.parseXmlFromString(readFileSync(path, 'utf8'));
+  stylesheet._saxonBaseUri = pathToFileURL(path).href;
+  const compiler = withParents(platform.resource('compiler'));
+  const stylesheetParams = new saxonJs.XdmMap();
+  stylesheetParams.inSituPut(saxonJs.XS.QName.fromParts('', '', 'staticParameters'), [new saxonJs.XdmMap()]);
+  const options = saxonJs.checkOptions({
+    stylesheetInternal: compiler,
+    stylesheetParams,
+    tunnelParams: {},
+    functionParams: {},
+    outputProperties: {},
+    isDynamicStylesheet: true,
+    destination: 'application',
+    initialMode: 'compile-complete',
+    templateParams: { 'Q{}options': { noXPath: false } },
+  });
+  saxonJs.internalTransform(compiler, stylesheet, options);
+  return withParents(saxonJs.XPath.sefToJSON((first(options.principalResult) as XmlNode).firstChild, false));
+}
+
+/** Loads SaxonJS and compiles each stylesheet once; throws when one does not compile. */
+export async function loadRules(rules: RuleFile[]): Promise<void> {
+  if (rules.length === 0) return;
+  const saxonJs = (await import('saxon-js')).default as unknown as Saxon;
+  compiled = rules.map((file) => ({ file, sef: compile(saxonJs, file.path) }));
+  saxon = saxonJs;
+}
+
+/** Whether any stylesheet applies to `profile`. */
+export const hasRules = (profile: EinvoiceProfile) => compiled.some((c) => c.file.profiles.includes(profile));
+
+/** The SVRL report of one compiled stylesheet on the XML. */
+function transform(sef: SefNode, xml: string): unknown {
+  const source = saxon!.getPlatform().parseXmlFromString(xml);
+  const options = saxon!.checkOptions({
+    stylesheetInternal: sef,
+    stylesheetParams: new saxon!.XdmMap(),
+    tunnelParams: {},
+    functionParams: {},
+    templateParams: {},
+    outputProperties: {},
+    isDynamicStylesheet: true,
+    destination: 'application',
+  });
+  saxon!.internalTransform(sef, source, options);
+  return first(options.principalResult);
+}
+
+interface SvrlElement {
+  getAttribute(name: string): string | null;
+  textContent: string | null;
+}
+
+/** Runs every stylesheet for `profile` on the XML (its UTF-8 bytes), and sorts their failed asserts. */
+export function checkRules(xml: Uint8Array, profile: EinvoiceProfile): RuleOutcome {
+  const outcome: RuleOutcome = { errors: [], warnings: [] };
+  const text = Buffer.from(xml.buffer, xml.byteOffset, xml.length).toString('utf8');
+  for (const { sef } of compiled.filter((c) => c.file.profiles.includes(profile))) {
+    const report = transform(sef, text);
+    const asserts = saxon!.XPath.evaluate('//svrl:failed-assert', report, { namespaceContext: SVRL, resultForm: 'array' }) as SvrlElement[];
+    for (const failed of asserts) {
+      const flag = (failed.getAttribute('flag') ?? failed.getAttribute('role') ?? '').toLowerCase();
+      const failure = { id: failed.getAttribute('id') ?? '', text: (failed.textContent ?? '').replace(/\s+/g, ' ').trim() };
+      (flag === 'warning' || flag === 'information' ? outcome.warnings : outcome.errors).push(failure);
+    }
+  }
+  return outcome;
+}

@@ -1,0 +1,210 @@
+/**
+ * Finishes a Typst PDF as a Factur-X / ZUGFeRD e-invoice, in the worker
+ * that made it (it holds the job's assets and the PDF, so neither crosses
+ * the pipe twice, and a refusal is answered before any PDF leaves):
+ *
+ * 1. find the XML: attached by the template under its name, else the
+ *    request's asset of that name;
+ * 2. check it (xml-schema.ts: well-formed, profile, XSD; business-rules.ts
+ *    when the operator gave rules);
+ * 3. append one incremental update (incremental-update.ts) that holds it
+ *    exactly once, under the profile's file name with its /AFRelationship,
+ *    listed in the catalog's /AF and the EmbeddedFiles name tree (other
+ *    attachments kept), and the document's XMP with the Factur-X
+ *    properties merged in (xmp-merge.ts).
+ *
+ * Every buffer that held the XML or the XMP is wiped before this returns.
+ */
+import { deflateSync } from 'node:zlib';
+import { checkRules, hasRules, type RuleFailure } from './business-rules.js';
+import { type EinvoiceProfile, PROFILE_RULES } from './facturx.js';
+import { appendUpdate, type UpdatedObject } from './incremental-update.js';
+import { decodeStream, type PdfStructure, readObject, readStructure, resolve } from './pdf-structure.js';
+import { asDict, name, type PdfDict, PdfRef, PdfString, type PdfValue, wipeStrings } from './pdf-syntax.js';
+import { checkXml, type XmlRefusal } from './xml-schema.js';
+import { mergeFacturXmp } from './xmp-merge.js';
+
+export interface EinvoiceRequest {
+  /** The XML's name as the request gives it (UTF-8 bytes; the caller wipes them). */
+  xmlName: Buffer;
+  profile?: EinvoiceProfile;
+  /** The request's asset of that name, decoded, if there is one (the caller wipes it). */
+  asset: () => Buffer | undefined;
+}
+
+export type EinvoiceFailure = { kind: 'no-xml' } | { kind: 'xml'; refusal: XmlRefusal } | { kind: 'rules'; errors: RuleFailure[] };
+
+export type Finished = { ok: true; pdf: Buffer; warnings: RuleFailure[] } | { ok: false; failure: EinvoiceFailure };
+
+/** A name-tree key or file name as PDF text strings write it: PDFDocEncoding (ASCII here) or UTF-16BE with its mark. */
+function textForms(utf8: Buffer): Buffer[] {
+  const utf16 = Buffer.from(utf8.toString('utf8'), 'utf16le').swap16();
+  const forms = [Buffer.concat([Buffer.from([0xfe, 0xff]), utf16])];
+  if (utf8.every((b) => b < 0x80)) forms.push(Buffer.from(utf8));
+  utf16.fill(0);
+  return forms;
+}
+
+interface Attachment {
+  key: Buffer;
+  spec: PdfValue;
+}
+
+/** Every entry of a name tree (its /Names, and its /Kids' down to the leaves), each node read once. */
+function nameTreeEntries(pdf: Buffer, structure: PdfStructure, root: PdfValue | undefined): Attachment[] {
+  const entries: Attachment[] = [];
+  const seen = new Set<number>();
+  const walk = (node: PdfValue | undefined, depth: number) => {
+    if (node instanceof PdfRef) {
+      if (seen.has(node.num)) return;
+      seen.add(node.num);
+    }
+    const dict = asDict(resolve(pdf, structure, node));
+    if (!dict || depth > 32) return;
+    const names = resolve(pdf, structure, dict.get('Names'));
+    if (Array.isArray(names)) {
+      for (let i = 0; i + 1 < names.length; i += 2) {
+        const key = names[i];
+        if (key instanceof PdfString) entries.push({ key: key.bytes, spec: names[i + 1]! });
+      }
+    }
+    const kids = resolve(pdf, structure, dict.get('Kids'));
+    if (Array.isArray(kids)) for (const kid of kids) walk(kid, depth + 1);
+  };
+  walk(root, 0);
+  return entries;
+}
+
+/** The attachment's embedded file, decoded. */
+function embeddedBytes(pdf: Buffer, structure: PdfStructure, spec: PdfValue): Buffer | undefined {
+  const ef = asDict(resolve(pdf, structure, asDict(resolve(pdf, structure, spec))?.get('EF')));
+  const stream = ef?.get('UF') ?? ef?.get('F');
+  if (!(stream instanceof PdfRef)) return undefined;
+  const object = readObject(pdf, structure, stream.num);
+  return object?.stream ? decodeStream(object) : undefined;
+}
+
+export function finishEinvoice(typstPdf: Buffer, request: EinvoiceRequest): Finished {
+  try {
+    return finish(typstPdf, request);
+  } finally {
+    // The strings read from the PDF (its title, the attachments' names and descriptions).
+    wipeStrings();
+  }
+}
+
+function finish(typstPdf: Buffer, request: EinvoiceRequest): Finished {
+  const structure = readStructure(typstPdf);
+  const root = structure.trailer.get('Root');
+  if (!(root instanceof PdfRef)) throw new Error('the PDF trailer has no /Root reference');
+  const catalog = asDict(readObject(typstPdf, structure, root.num)?.value);
+  if (!catalog) throw new Error('the PDF catalog is not a dictionary');
+  const names = asDict(resolve(typstPdf, structure, catalog.get('Names')));
+  const attachments = nameTreeEntries(typstPdf, structure, names?.get('EmbeddedFiles'));
+  const wanted = textForms(request.xmlName);
+  const attached = attachments.find((a) => wanted.some((form) => form.equals(a.key)));
+  for (const form of wanted) form.fill(0);
+
+  let xml = attached ? embeddedBytes(typstPdf, structure, attached.spec) : undefined;
+  xml ??= request.asset();
+  if (!xml) return { ok: false, failure: { kind: 'no-xml' } };
+  let xmp: Buffer | undefined;
+  try {
+    const checked = checkXml(xml, request.profile);
+    if (!checked.ok) return { ok: false, failure: { kind: 'xml', refusal: checked.refusal } };
+    const { profile } = checked;
+    let warnings: RuleFailure[] = [];
+    if (hasRules(profile)) {
+      const rules = checkRules(xml, profile);
+      if (rules.errors.length > 0) return { ok: false, failure: { kind: 'rules', errors: rules.errors } };
+      warnings = rules.warnings;
+    }
+    const rules = PROFILE_RULES[profile];
+    const objects: UpdatedObject[] = [];
+    let next = structure.size;
+
+    // The embedded file and its specification (a new version of the template's, when it made one).
+    const info = asDict(resolve(typstPdf, structure, structure.trailer.get('Info')));
+    const modDate = info?.get('ModDate');
+    const params: PdfDict = new Map<string, PdfValue>([['Size', xml.length]]);
+    if (modDate instanceof PdfString) params.set('ModDate', modDate);
+    const fileNum = next++;
+    objects.push({
+      num: fileNum,
+      value: new Map<string, PdfValue>([
+        ['Type', name('EmbeddedFile')],
+        ['Subtype', name('text/xml')],
+        ['Filter', name('FlateDecode')],
+        ['Params', params],
+      ]),
+      stream: deflateSync(xml),
+    });
+    const specNum = attached?.spec instanceof PdfRef ? attached.spec.num : next++;
+    const fileName = new PdfString(Buffer.from(rules.fileName));
+    const fileRef = new PdfRef(fileNum, 0);
+    objects.push({
+      num: specNum,
+      value: new Map<string, PdfValue>([
+        ['Type', name('Filespec')],
+        ['F', fileName],
+        ['UF', fileName],
+        [
+          'EF',
+          new Map<string, PdfValue>([
+            ['F', fileRef],
+            ['UF', fileRef],
+          ]),
+        ],
+        ['AFRelationship', name(rules.relationship)],
+        ['Desc', new PdfString(Buffer.from(`Factur-X invoice (${profile})`))],
+      ]),
+    });
+    const specRef = new PdfRef(specNum, 0);
+
+    // The name tree, flat and sorted: the other attachments, and the XML once under its Factur-X name.
+    const target = Buffer.from(rules.fileName);
+    const dropped = (a: Attachment) => a === attached || a.key.equals(target);
+    const kept = attachments.filter((a) => !dropped(a));
+    const entries = [...kept, { key: target, spec: specRef as PdfValue }].sort((a, b) => Buffer.compare(a.key, b.key));
+    const embeddedFiles: PdfDict = new Map([['Names', entries.flatMap((e) => [new PdfString(e.key), e.spec])]]);
+    const newNames: PdfDict = new Map(names ?? []);
+    newNames.set('EmbeddedFiles', embeddedFiles);
+
+    // /AF: the associated files the template listed, less the ones replaced, and the XML.
+    const droppedRefs = attachments
+      .filter(dropped)
+      .flatMap((a) => (a.spec instanceof PdfRef && a.spec.num !== specNum ? [a.spec.num] : []));
+    const af = resolve(typstPdf, structure, catalog.get('AF'));
+    const associated = (Array.isArray(af) ? af : []).filter(
+      (v) => !(v instanceof PdfRef && (droppedRefs.includes(v.num) || v.num === specNum)),
+    );
+    associated.push(specRef);
+
+    // The XMP: Typst's packet with the Factur-X properties and their extension schema.
+    const metadataRef = catalog.get('Metadata');
+    if (!(metadataRef instanceof PdfRef)) throw new Error('the PDF catalog has no /Metadata stream');
+    const metadata = readObject(typstPdf, structure, metadataRef.num);
+    if (!metadata?.stream) throw new Error('the PDF /Metadata is not a stream');
+    const packet = decodeStream(metadata);
+    try {
+      xmp = mergeFacturXmp(packet, profile);
+    } finally {
+      packet.fill(0);
+    }
+    const metadataDict: PdfDict = new Map(asDict(metadata.value));
+    metadataDict.delete('Filter');
+    metadataDict.delete('DecodeParms');
+    objects.push({ num: metadataRef.num, value: metadataDict, stream: xmp });
+
+    const newCatalog: PdfDict = new Map(catalog);
+    newCatalog.set('Names', newNames);
+    newCatalog.set('AF', associated);
+    objects.push({ num: root.num, value: newCatalog });
+
+    const pdf = appendUpdate(typstPdf, structure, objects);
+    return { ok: true, pdf, warnings };
+  } finally {
+    xml.fill(0);
+    xmp?.fill(0);
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * Checks an e-invoice's XML in the worker: well-formed, the profile its
+ * `GuidelineSpecifiedDocumentContextParameter/ID` declares, and valid
+ * against the Factur-X XSD of its profile (schemas/factur-x/).
+ *
+ * libxml2 (libxml2-wasm, a WebAssembly build) does the parsing and the
+ * validation. It is loaded, and the XSDs are parsed, by the worker's first
+ * e-invoice (about 100 ms once), so a worker that makes none holds none of it.
+ * The XSDs' own imports are read from schemas/factur-x/ only: no other
+ * file and no network is reachable, whatever the XML names.
+ *
+ * libxml2's heap is WebAssembly memory, which keeps what it freed (the
+ * XML, its text) as it was. After each check the memory is set back to the
+ * copy taken once the XSDs were parsed: every page that changed is copied
+ * back (or zeroed, past the copy), so nothing of the invoice is left in it
+ * (see restoreMemory).
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type EinvoiceProfile, EINVOICE_PROFILES, PROFILE_RULES, profileOfGuideline } from './facturx.js';
+
+type LibXml2 = typeof import('libxml2-wasm');
+type Validator = InstanceType<LibXml2['XsdValidator']>;
+
+/** schemas/factur-x/ of the installed service (dist/src/finish/ -> ../../../schemas). */
+const SCHEMA_DIR = fileURLToPath(new URL('../../../schemas/factur-x/', import.meta.url));
+
+const NAMESPACES = {
+  rsm: 'urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100',
+  ram: 'urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100',
+};
+const GUIDELINE = '/rsm:CrossIndustryInvoice/rsm:ExchangedDocumentContext/ram:GuidelineSpecifiedDocumentContextParameter/ram:ID';
+
+/** Why the XML was refused: a parse or schema error at a line, or a profile the XML does not declare. */
+export type XmlRefusal =
+  | { kind: 'malformed'; line: number; message: string }
+  | { kind: 'doctype'; line: number }
+  | { kind: 'schema'; profile: EinvoiceProfile; line: number; message: string }
+  | { kind: 'no-profile' }
+  | { kind: 'profile-mismatch'; requested: EinvoiceProfile; declared: EinvoiceProfile };
+
+export type XmlCheck = { ok: true; profile: EinvoiceProfile } | { ok: false; refusal: XmlRefusal };
+
+interface Loaded {
+  lib: LibXml2;
+  memory: WebAssembly.Memory;
+  validators: Map<string, Validator>;
+  /** The memory once the XSDs were loaded. */
+  snapshot: Buffer | undefined;
+}
+
+let loaded: Loaded | undefined;
+
+/**
+ * Loads libxml2 and finds its WebAssembly memory: the library does not
+ * export it, so the instance it makes is seen once, through
+ * `WebAssembly.instantiate`, while it loads.
+ */
+async function load(): Promise<Loaded> {
+  const instantiate = WebAssembly.instantiate;
+  let memory: WebAssembly.Memory | undefined;
+  const spy = async (...args: Parameters<typeof WebAssembly.instantiate>) => {
+    const result = await (instantiate as (...a: unknown[]) => Promise<unknown>).apply(WebAssembly, args);
+    const instance = (result as { instance?: WebAssembly.Instance }).instance ?? (result as WebAssembly.Instance);
+    for (const value of Object.values(instance.exports)) if (value instanceof WebAssembly.Memory) memory = value;
+    return result;
+  };
+  (WebAssembly as { instantiate: unknown }).instantiate = spy;
+  let lib: LibXml2;
+  try {
+    lib = await import('libxml2-wasm');
+  } finally {
+    (WebAssembly as { instantiate: unknown }).instantiate = instantiate;
+  }
+  if (!memory) throw new Error('libxml2 loaded without a WebAssembly memory');
+  const files = new Map<number, { bytes: Buffer; at: number }>();
+  let next = 1;
+  lib.xmlRegisterInputProvider({
+    match: (name) => name.startsWith(SCHEMA_DIR) && /^[A-Za-z0-9._-]+\.xsd$/.test(name.slice(SCHEMA_DIR.length)),
+    open: (name) => {
+      files.set(next, { bytes: readFileSync(name), at: 0 });
+      return next++;
+    },
+    read: (fd, buffer) => {
+      const file = files.get(fd);
+      if (!file) return -1;
+      const n = Math.min(buffer.byteLength, file.bytes.length - file.at);
+      buffer.set(file.bytes.subarray(file.at, file.at + n));
+      file.at += n;
+      return n;
+    },
+    close: (fd) => files.delete(fd),
+  });
+  return { lib, memory, validators: new Map(), snapshot: undefined };
+}
+
+/** Loads libxml2, once per worker (by its first e-invoice: about 50 ms). */
+export async function loadSchemas(): Promise<void> {
+  loaded ??= await load();
+}
+
+export const schemasLoaded = () => loaded !== undefined;
+
+/** Page size of the copy-back: WebAssembly's own page. */
+const PAGE = 64 * 1024;
+const ZERO_PAGE = Buffer.alloc(PAGE);
+
+/** Parses every profile's XSD (once), then copies the memory up to its last page in use. */
+function parseSchemas(state: Loaded): void {
+  if (state.snapshot) return;
+  for (const profile of EINVOICE_PROFILES) {
+    const file = PROFILE_RULES[profile].xsd;
+    if (state.validators.has(file)) continue;
+    const path = SCHEMA_DIR + file;
+    const doc = state.lib.XmlDocument.fromBuffer(readFileSync(path), { url: path });
+    try {
+      state.validators.set(file, state.lib.XsdValidator.fromDoc(doc));
+    } finally {
+      doc.dispose();
+    }
+  }
+  // The heap grows upwards: pages past the last one in use are zero, and the copy leaves them out.
+  const memory = Buffer.from(state.memory.buffer);
+  let top = memory.length;
+  while (top > 0 && memory.compare(ZERO_PAGE, 0, PAGE, top - PAGE, top) === 0) top -= PAGE;
+  state.snapshot = Buffer.from(memory.subarray(0, top));
+}
+
+/**
+ * Sets libxml2's memory back to the snapshot: pages that differ are copied
+ * back, pages past it that are no longer zero are zeroed. Comparing first
+ * leaves untouched pages untouched (they stay the kernel's shared zero page).
+ */
+function restoreMemory(state: Loaded): void {
+  const memory = Buffer.from(state.memory.buffer);
+  const snapshot = state.snapshot!;
+  for (let at = 0; at < memory.length; at += PAGE) {
+    const end = Math.min(at + PAGE, memory.length);
+    if (at < snapshot.length) {
+      if (memory.compare(snapshot, at, end, at, end) !== 0) memory.set(snapshot.subarray(at, end), at);
+    } else if (memory.compare(ZERO_PAGE, 0, end - at, at, end) !== 0) {
+      memory.fill(0, at, end);
+    }
+  }
+}
+
+const firstLine = (text: string) => text.split('\n')[0]!.trim();
+
+/** The 1-based line of byte `at`. */
+function lineAt(bytes: Uint8Array, at: number): number {
+  let line = 1;
+  for (let i = 0; i < at; i++) if (bytes[i] === 0x0a) line++;
+  return line;
+}
+
+/**
+ * Checks `xml` (its bytes as embedded) against the request's profile, or
+ * the one it declares when the request names none. `loadSchemas` must have
+ * run. libxml2's memory is restored before this returns.
+ */
+export function checkXml(xml: Uint8Array, requested: EinvoiceProfile | undefined): XmlCheck {
+  const state = loaded;
+  if (!state) throw new Error('checkXml before loadSchemas');
+  parseSchemas(state);
+  // No CII invoice has a DTD: refused before any parser sees one (no entity expansion, no external entity, in either engine).
+  const doctype = Buffer.from(xml.buffer, xml.byteOffset, xml.length).indexOf('<!DOCTYPE');
+  if (doctype >= 0) return { ok: false, refusal: { kind: 'doctype', line: lineAt(xml, doctype) } };
+  const { lib } = state;
+  try {
+    let doc: InstanceType<LibXml2['XmlDocument']>;
+    try {
+      // No entity substitution, no DTD loading, no network: the library's defaults, and XML_PARSE_NONET on top.
+      doc = lib.XmlDocument.fromBuffer(xml, { url: 'invoice.xml', option: lib.ParseOption.XML_PARSE_NONET });
+    } catch (error) {
+      const detail = (error as { details?: { line: number; message: string }[] }).details?.[0];
+      return {
+        ok: false,
+        refusal: { kind: 'malformed', line: detail?.line ?? 0, message: firstLine(detail?.message ?? (error as Error).message) },
+      };
+    }
+    try {
+      const declared = profileOfGuideline(doc.get(GUIDELINE, NAMESPACES)?.content.trim() ?? '');
+      if (requested && declared && requested !== declared) return { ok: false, refusal: { kind: 'profile-mismatch', requested, declared } };
+      const profile = requested ?? declared;
+      if (!profile) return { ok: false, refusal: { kind: 'no-profile' } };
+      try {
+        state.validators.get(PROFILE_RULES[profile].xsd)!.validate(doc);
+      } catch (error) {
+        const detail = (error as { details?: { line: number; message: string }[] }).details?.[0];
+        if (!detail) throw error;
+        return { ok: false, refusal: { kind: 'schema', profile, line: detail.line, message: firstLine(detail.message) } };
+      }
+      return { ok: true, profile };
+    } finally {
+      doc.dispose();
+    }
+  } finally {
+    restoreMemory(state);
+  }
+}
