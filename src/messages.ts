@@ -25,7 +25,7 @@ const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).jo
 export const MESSAGES = {
   unauthorized: 'Missing or invalid API Key',
   tooLarge: 'Payload exceeds 10MB limit',
-  unsupportedMediaType: 'Content-Type must be application/json',
+  unsupportedMediaType: 'Content-Type must be application/json or multipart/form-data',
   rateLimited: 'Rate limit exceeded',
   memory: 'Template compilation exceeded the memory limit',
   internal: 'An unexpected error occurred during document compilation.',
@@ -62,6 +62,42 @@ export const BODY_MESSAGES = {
   dataLoneSurrogate: 'Field "data" contains an unpaired surrogate escape (\\uD800 to \\uDFFF alone): Typst cannot read it',
   assetsNotObject: 'Field "assets" must be a JSON object mapping file names to base64 contents',
 } as const;
+
+/** A multipart form's refusals (body/multipart.ts, body/form-check.ts), all 400. */
+export const FORM_MESSAGES = {
+  noBoundary: 'Content-Type multipart/form-data must name its boundary (boundary=...)',
+  badBoundary: 'The multipart boundary must be 1 to 70 printable ASCII characters',
+  noOpeningBoundary: 'Malformed multipart form: the boundary named in Content-Type does not open it',
+  unterminated: 'Malformed multipart form: a part is not terminated (the closing boundary is missing)',
+  badBoundaryLine: 'Malformed multipart form: a boundary line must end with CRLF, or with "--" at the end of the form',
+  headersTooLong: 'Malformed multipart form: the headers of a part are longer than 16 KiB',
+  badHeader: 'Malformed multipart form: a part has a malformed header line',
+  noDisposition: 'Malformed multipart form: a part has no Content-Disposition header',
+  notFormData: 'Malformed multipart form: a part\'s Content-Disposition must be form-data',
+  badDisposition: 'Malformed multipart form: a part\'s Content-Disposition is malformed',
+  noName: 'Malformed multipart form: a part\'s Content-Disposition has no name',
+  notUtf8FileName: 'Malformed multipart form: a filename* must be in UTF-8',
+  tooManyParts: (maxParts: number) => `Multipart form has more than ${maxParts} parts`,
+  tooManyAssets: (maxAssets: number) => `Multipart form has more than ${maxAssets} files (assets)`,
+  duplicate: (field: string) => `Multipart form has more than one "${field}" part`,
+  templateNotUtf8: (byte: number) => `Part "template" is not valid UTF-8 (byte ${byte} of the part)`,
+  dataNotUtf8: (byte: number) => `Part "data" is not valid UTF-8 (byte ${byte} of the part)`,
+  pdfNotJson: 'Part "pdf" must be a JSON object with the optional fields "standard" and "tagged"',
+} as const;
+
+/** A part of a form the service does not know, in two parts around its name (as error-body.ts quotes an asset's). */
+export const FORM_FIELD_REFUSAL = {
+  beforeName: 'Form field "',
+  afterName: '" is not known: fields are "template", "data", "typst" and "pdf", and every file part is an asset under its file name',
+};
+
+/** Part "data" that is not a JSON object. */
+export function formDataInvalidJson(fault: JsonFault, place: Place): string {
+  return `Part "data" is not valid JSON: ${fault} at line ${place.line}, column ${place.column}`;
+}
+
+/** A second file under one name. */
+export const DUPLICATE_ASSET = 'more than one file under this name';
 
 export function notUtf8(byte: number): string {
   return `Request body is not valid UTF-8 (byte ${byte})`;
@@ -101,13 +137,16 @@ export const ASSET_NAME_PROBLEMS = {
   absolute: 'name must be a relative path: it must not start with "/"',
   emptySegment: 'name has an empty path segment',
   dotSegment: 'name must not have a "." or ".." path segment',
-  character: 'name may only hold the characters A-Z a-z 0-9 . _ - and "/" between path segments',
+  backslash: 'name must not hold a backslash: path segments are joined by "/"',
+  control: 'name must not hold control characters',
+  notUtf8: 'name is not valid UTF-8',
+  reserved: 'name must not start with "~" (kept for the service\'s own files)',
   /** A name too long to unescape for a closer look, with an escape in it. */
   invalid: 'name is not valid',
 } as const;
 
 export function assetNameTooLong(maxLength: number): string {
-  return `name is longer than ${maxLength} characters`;
+  return `name is longer than ${maxLength} bytes of UTF-8`;
 }
 
 /** Why an asset's value is refused (body/base64.ts); the answer names the asset before it. */

@@ -38,7 +38,7 @@ export interface CheckOptions {
 export const LARGE_DATA_BYTES = 256 * 1024;
 
 /** A top-level field's occurrence: where its value is and what kind it is. */
-interface Field {
+export interface Field {
   value: Range;
   kind: Kind;
   /** Only for `template`: where its first unpaired surrogate escape is, if any (byte of the `\`). */
@@ -149,7 +149,7 @@ function parse(
   return { topIsObject: true, fields };
 }
 
-const message = (text: string): BodyCheck => ({ ok: false, error: { status: 400, message: text } });
+export const message = (text: string): BodyCheck => ({ ok: false, error: { status: 400, message: text } });
 const isNull = (body: Uint8Array, field: Field) => field.kind === 'literal' && body[field.value.start] === 0x6e;
 
 /** Which of `values` the JSON string `range` (between its quotes) equals after unescaping, compared as bytes. */
@@ -161,7 +161,7 @@ function oneOf<T extends string>(body: Uint8Array, range: Range, values: readonl
 }
 
 const inQuotes = (value: Range): Range => ({ start: value.start + 1, end: value.end - 1 });
-const ENGINE_NAMES = [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id])];
+export const ENGINE_NAMES = [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id])];
 const PDF_KEYS = ['standard', 'tagged'] as const;
 
 /** `typst`: "0.11" or "0.14", or the exact version either embeds. */
@@ -171,8 +171,11 @@ function checkTypst(body: Uint8Array, field: Field): EngineId | BodyCheck {
   return engine ?? message(MESSAGES.typstField);
 }
 
-/** `pdf`: an object of `standard` (one of Typst 0.14's) and `tagged` (a boolean); of a repeated key the last counts. */
-function checkPdf(body: Uint8Array, field: Field): PdfOptions | BodyCheck {
+/**
+ * `pdf`: an object of `standard` (one of Typst 0.14's) and `tagged` (a boolean); of a repeated key the last counts.
+ * Also a form's `pdf` part (form-check.ts).
+ */
+export function checkPdf(body: Uint8Array, field: Pick<Field, 'kind' | 'entries'>): PdfOptions | BodyCheck {
   if (field.kind !== 'object') return message(MESSAGES.pdfField);
   const options: PdfOptions = {};
   for (const entry of field.entries!) {

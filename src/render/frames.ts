@@ -34,8 +34,9 @@ const MAX_FRAME_BYTES = 1024 * 1024 * 1024;
 /**
  * A job's options, after the asset count: the engine (0: the default, else
  * its index + 1), the PDF standard (0: none, else its index + 1), tagging
- * (0: Typst's default, 1: off, 2: on) and whether `data` is left to Typst
- * (1: BodyLayout.dataUnchecked). Fixed values, no request content.
+ * (0: Typst's default, 1: off, 2: on) and flags: 1 `data` is left to Typst
+ * (BodyLayout.dataUnchecked), 2 the body is a form (BodyLayout.form).
+ * Fixed values, no request content.
  */
 const OPTION_BYTES = 4;
 
@@ -43,17 +44,19 @@ function writeOptions(buffer: Buffer, at: number, layout: BodyLayout): number {
   buffer.writeUInt8(layout.typst ? ENGINE_IDS.indexOf(layout.typst) + 1 : 0, at);
   buffer.writeUInt8(layout.pdf?.standard ? PDF_STANDARDS.indexOf(layout.pdf.standard) + 1 : 0, at + 1);
   buffer.writeUInt8(layout.pdf?.tagged === undefined ? 0 : layout.pdf.tagged ? 2 : 1, at + 2);
-  buffer.writeUInt8(layout.dataUnchecked ? 1 : 0, at + 3);
+  buffer.writeUInt8((layout.dataUnchecked ? 1 : 0) | (layout.form ? 2 : 0), at + 3);
   return at + OPTION_BYTES;
 }
 
-function readOptions(bytes: Buffer, at: number): Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked'> {
+function readOptions(bytes: Buffer, at: number): Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked' | 'form'> {
   const engine = bytes.readUInt8(at);
   const standard = bytes.readUInt8(at + 1);
   const tagged = bytes.readUInt8(at + 2);
-  const options: Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked'> = {};
+  const flags = bytes.readUInt8(at + 3);
+  const options: Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked' | 'form'> = {};
   if (engine > 0) options.typst = ENGINE_IDS[engine - 1];
-  if (bytes.readUInt8(at + 3) === 1) options.dataUnchecked = true;
+  if (flags & 1) options.dataUnchecked = true;
+  if (flags & 2) options.form = true;
   if (standard > 0 || tagged > 0) {
     options.pdf = {};
     if (standard > 0) options.pdf.standard = PDF_STANDARDS[standard - 1];
