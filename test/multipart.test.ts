@@ -73,7 +73,9 @@ describe('the examples as files give the PDF the JSON body gives', () => {
     const json = await pdfOf(
       await generate(service, { data: JSON.parse(example('report.json').toString()), template: example('report.typ').toString() }),
     );
-    const form = await pdfOf(await post(formData({}, { template: ['report.typ', example('report.typ')], data: ['report.json', example('report.json')] })));
+    const form = await pdfOf(
+      await post(formData({}, { template: ['report.typ', example('report.typ')], data: ['report.json', example('report.json')] })),
+    );
     assert.equal(pdfText(form), pdfText(json));
     assert.ok(pdfText(form).length > 200);
   });
@@ -98,7 +100,9 @@ describe('the examples as files give the PDF the JSON body gives', () => {
   it('the e-invoice: the engine and PDF options as fields', async () => {
     const row = playgroundRows.find((r) => r.id === 'einvoice')!;
     const data = JSON.parse(example('einvoice.json').toString()) as Record<string, unknown>;
-    const json = await pdfOf(await generate(service, { data, template: example('einvoice.typ').toString(), typst: row.typst, pdf: row.pdf }));
+    const json = await pdfOf(
+      await generate(service, { data, template: example('einvoice.typ').toString(), typst: row.typst, pdf: row.pdf }),
+    );
     const res = await post(
       formData(
         { typst: row.typst!, pdf: JSON.stringify(row.pdf) },
@@ -138,7 +142,10 @@ describe('asset names', () => {
       }),
     );
     assert.match(pdfText(json), /one two three/);
-    const parts: Part[] = [{ name: 'template', value: template }, { name: 'data', value: '{}' }];
+    const parts: Part[] = [
+      { name: 'template', value: template },
+      { name: 'data', value: '{}' },
+    ];
     for (const [name, text] of Object.entries(files)) parts.push({ name: 'asset', filename: name, value: text });
     const form = await pdfOf(await post(formBody(parts, 'b'), 'multipart/form-data; boundary=b'));
     assert.equal(pdfText(form), pdfText(json));
@@ -184,19 +191,39 @@ describe('refusals', () => {
       400,
       'Malformed multipart form: a part is not terminated (the closing boundary is missing)',
     ],
-    ['a duplicate template', () => send([...minimal, { name: 'template', value: 'y' }]), 400, 'Multipart form has more than one "template" part'],
+    [
+      'a duplicate template',
+      () => send([...minimal, { name: 'template', value: 'y' }]),
+      400,
+      'Multipart form has more than one "template" part',
+    ],
     [
       'an unknown non-file field',
       () => send([...minimal, { name: 'colour', value: 'red' }]),
       400,
       'Form field "colour" is not known: fields are "template", "data", "typst" and "pdf", and every file part is an asset under its file name',
     ],
-    ['data that is not JSON', () => send([minimal[0]!, { name: 'data', value: '{"a":}' }]), 400, 'Part "data" is not valid JSON: unexpected character at line 1, column 6'],
+    [
+      'data that is not JSON',
+      () => send([minimal[0]!, { name: 'data', value: '{"a":}' }]),
+      400,
+      'Part "data" is not valid JSON: unexpected character at line 1, column 6',
+    ],
     ['data that is an array', () => send([minimal[0]!, { name: 'data', value: '[1]' }]), 400, 'Field "data" must be a JSON object'],
     ['no template', () => send([minimal[1]!]), 400, 'Missing required field "template": expected a string of Typst markup'],
     ['an unknown engine', () => send([...minimal, { name: 'typst', value: '0.12' }]), 400, 'Field "typst" must be one of "0.11", "0.14"'],
-    ['a template Typst refuses, placed as sent', () => send([{ name: 'template', value: '\n#foo' }, minimal[1]!]), 400, 'Typst error on line 2, column 2: unknown variable: foo'],
-    ['another content type', () => post('template=x', 'application/x-www-form-urlencoded'), 415, 'Content-Type must be application/json or multipart/form-data'],
+    [
+      'a template Typst refuses, placed as sent',
+      () => send([{ name: 'template', value: '\n#foo' }, minimal[1]!]),
+      400,
+      'Typst error on line 2, column 2: unknown variable: foo',
+    ],
+    [
+      'another content type',
+      () => post('template=x', 'application/x-www-form-urlencoded'),
+      415,
+      'Content-Type must be application/json or multipart/form-data',
+    ],
   ];
   for (const [what, request, status, error] of cases) {
     it(`${what}: ${status}`, async () => {

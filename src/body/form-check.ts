@@ -10,7 +10,15 @@
  * ranges are text and files as sent, not JSON string content or base64.
  */
 import { isUtf8 } from 'node:buffer';
-import { BODY_MESSAGES, DUPLICATE_ASSET, ASSET_REFUSAL, FORM_FIELD_REFUSAL, FORM_MESSAGES, formDataInvalidJson, MESSAGES } from '../messages.js';
+import {
+  BODY_MESSAGES,
+  DUPLICATE_ASSET,
+  ASSET_REFUSAL,
+  FORM_FIELD_REFUSAL,
+  FORM_MESSAGES,
+  formDataInvalidJson,
+  MESSAGES,
+} from '../messages.js';
 import { firstInvalidUtf8, placeOf } from '../text-position.js';
 import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, type PdfOptions } from '../typst-version.js';
 import { nameProblem } from './asset-names.js';

@@ -205,17 +205,18 @@ function readDisposition(body: Buffer, start: number, end: number): { name?: Ran
   return names;
 }
 
-/** A quoted string's content from `start` (after its `"`), its `\` escapes undone in place; and the index after its closing `"`. */
+/**
+ * A quoted string's content from `start` (after its `"`), its escapes
+ * undone in place; and the index after its closing `"`. Only `\"` and `\\`
+ * are escapes: a backslash before any other byte stays (a Windows path
+ * keeps its backslashes, and is then refused as a name), as with busboy.
+ */
 function quotedValue(body: Buffer, start: number, end: number): { value: Range; next: number } {
   let write = start;
   for (let i = start; i < end; i++) {
     let b = body[i]!;
     if (b === QUOTE) return { value: { start, end: write }, next: i + 1 };
-    if (b === BACKSLASH) {
-      i++;
-      if (i === end) break;
-      b = body[i]!;
-    }
+    if (b === BACKSLASH && (body[i + 1] === QUOTE || body[i + 1] === BACKSLASH) && i + 1 < end) b = body[++i]!;
     body[write++] = b;
   }
   throw new FormError(FORM_MESSAGES.badDisposition);
@@ -244,7 +245,8 @@ function extendedValue(body: Buffer, start: number, end: number): Range {
   if (charsetEnd < 0) throw new FormError(FORM_MESSAGES.badDisposition);
   if (!equalsIgnoringCase(body, start, charsetEnd, UTF8)) throw new FormError(FORM_MESSAGES.notUtf8FileName);
   const languageEnd = apostrophe(body, charsetEnd + 1, end);
-  if (languageEnd < 0) throw new FormError(FORM_MESSAGES.badDisposition);
+  // An empty value is refused too, as busboy does.
+  if (languageEnd < 0 || languageEnd + 1 === end) throw new FormError(FORM_MESSAGES.badDisposition);
   let write = start;
   for (let i = languageEnd + 1; i < end; i++) {
     let b = body[i]!;

@@ -29,14 +29,14 @@ export const generateBodySchema = {
       type: 'object',
       description:
         'Files the template reads by name (`#image("logo.png")`, `#read`, `#csv`, `#json`, `#include`), by relative or absolute path. ' +
-        'Names: segments of `A-Za-z0-9._-` joined by `/`, no `.` or `..` segment, no leading `/`, at most 255 characters; at most 1,000 entries. ' +
+        'Names: relative paths of any printable Unicode (spaces included) in segments joined by `/`; no `.`, `..` or empty segment, no leading `/` or `~`, no backslash, no control character, at most 255 bytes of UTF-8; at most 1,000 entries. ' +
         'Values: base64 (standard alphabet; padding and ASCII whitespace tolerated) or a `data:<type>;base64,` URL. They count toward the 10 MB body limit. ' +
         'A PNG, JPEG, GIF or WebP (told by its first bytes) whose header declares more pixels than the service allows (MAX_IMAGE_PIXELS, 100 megapixels unless set) is refused with 400 before any compile.',
       maxProperties: 1000,
       propertyNames: {
         type: 'string',
         maxLength: 255,
-        pattern: '^(?!\\.{1,2}(/|$))(?!.*/\\.{1,2}(/|$))[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$',
+        pattern: '^(?![/~])(?!.*//)(?!(.*/)?\\.{1,2}(/|$))(?!.*/$)[^\\\\\\u0000-\\u001f\\u007f-\\u009f]+$',
       },
       additionalProperties: { type: 'string', description: 'base64, or data:<type>;base64,<base64>' },
       examples: [{ 'logo.png': 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==' }],
