@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { formBody, type Part } from './support/form.js';
 import { pdfAttachments, pdfText } from './support/poppler.js';
 import { generate, startService, TEST_KEY, type Service } from './support/service.js';
 
@@ -25,28 +26,6 @@ before(async () => {
 after(async () => {
   await service?.stop();
 });
-
-/** A part: a field (`value` a string) or a file (with `filename`). */
-interface Part {
-  name: string;
-  value: string | Buffer;
-  filename?: string;
-  type?: string;
-}
-
-/** A form's bytes, written out by hand so that each byte sent is known. */
-export function formBody(parts: Part[], boundary: string): Buffer {
-  const chunks: Buffer[] = [];
-  for (const part of parts) {
-    const filename = part.filename === undefined ? '' : `; filename="${part.filename.replace(/["\\]/g, '\\$&')}"`;
-    const type = part.type ? `\r\nContent-Type: ${part.type}` : '';
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"${filename}${type}\r\n\r\n`));
-    chunks.push(Buffer.from(part.value));
-    chunks.push(Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return Buffer.concat(chunks);
-}
 
 async function post(body: BodyInit | Buffer, contentType?: string): Promise<Response> {
   const headers: Record<string, string> = { authorization: `Bearer ${TEST_KEY}` };
