@@ -6,7 +6,8 @@
  *
  *   onRequest  1. identify the key (http/auth.ts identifyKey)          /v1 only
  *              2. count it: 429 past the limit (http/rate-limit.ts)   /v1 only
- *              3. unknown path: 404, before the body is read
+ *              3. unknown path: 404, before the body is read; another method
+ *                 than POST on /v1/pdf/generate: 405 (http/generate.ts)
  *              4. shutting down: 503 (http/draining.ts)               not /healthz, /readyz
  *              5. no valid key: 401 (http/auth.ts requireKey)         the /v1 routes
  *              6. content type, encoding, declared size: 415, 413     POST /v1/pdf/generate
@@ -34,7 +35,7 @@ import { errorHandler, HttpError, sendError } from './http/errors.js';
 import { ignoreUnknownExpectations } from './http/expect.js';
 import { fontsRoute, type FontSource } from './http/fonts.js';
 import { AnswerLimits } from './http/answer-limits.js';
-import { generateRoute, type Renderer } from './http/generate.js';
+import { generateRoute, methodNotAllowedRoute, type Renderer } from './http/generate.js';
 import { healthRoutes, type HealthSource } from './http/health.js';
 import { registerJsonBody } from './http/json-body.js';
 import type { KeyStore } from './http/keys.js';
@@ -45,6 +46,7 @@ import { openApiRoute } from './http/openapi.js';
 import { playgroundRoutes } from './http/playground.js';
 import { registerWipe, wipeSocketReads } from './http/wipe.js';
 import { MESSAGES } from './messages.js';
+import { DEFAULT_ENGINE, type EngineId } from './typst-version.js';
 
 export interface AppOptions {
   keys: KeyStore;
@@ -65,6 +67,8 @@ export interface AppOptions {
   playground?: boolean;
   /** An image asset declaring more pixels is refused before any compile (MAX_IMAGE_PIXELS). */
   maxImagePixels?: number;
+  /** The engine of a request that names none (TYPST_VERSION), for the answers of compiles stopped at a limit. */
+  defaultEngine?: EngineId;
 }
 
 /**
@@ -145,9 +149,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   openApiRoute(app, { metricsRoute });
   await playgroundRoutes(app, { enabled: options.playground ?? false });
 
+  methodNotAllowedRoute(app);
   await app.register(async (api) => {
     api.addHook('onRequest', requireKey(options.keys));
-    generateRoute(api, options.renderer, answers);
+    generateRoute(api, options.renderer, answers, options.defaultEngine ?? DEFAULT_ENGINE);
     fontsRoute(api, options.fonts);
   });
 

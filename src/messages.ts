@@ -31,6 +31,7 @@ export const MESSAGES = {
   internal: 'An unexpected error occurred during document compilation.',
   unavailable: 'Service temporarily unavailable. Please try again later.',
   notFound: 'Not found',
+  methodNotAllowed: 'Method not allowed: POST /v1/pdf/generate takes a POST',
   badRequest: 'Bad request',
   bodyLengthMismatch: 'Request body length does not match Content-Length',
   headersTooLarge: 'Request headers too large (at most 16 KiB)',

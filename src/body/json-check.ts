@@ -161,7 +161,7 @@ function oneOf<T extends string>(body: Uint8Array, range: Range, values: readonl
 }
 
 const inQuotes = (value: Range): Range => ({ start: value.start + 1, end: value.end - 1 });
-export const ENGINE_NAMES = [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id])];
+const ENGINE_NAMES = [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id])];
 const PDF_KEYS = ['standard', 'tagged'] as const;
 
 /** `typst`: "0.11" or "0.14", or the exact version either embeds. */

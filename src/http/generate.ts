@@ -7,12 +7,14 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { giveBack, wipeBody } from '../body/body-pool.js';
-import { PoolUnavailableError } from '../render/errors.js';
+import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError } from '../render/errors.js';
 import type { Job, Outcome } from '../render/job.js';
 import { WORKER_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
 import { requireJsonWithinLimit } from './json-body.js';
-import { ENGINE_IDS, ENGINE_VERSIONS, PDF_STANDARDS } from '../typst-version.js';
+import { MESSAGES } from '../messages.js';
+import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, PDF_STANDARDS } from '../typst-version.js';
+import { HttpError } from './errors.js';
 
 export interface Renderer {
   render(job: Job, signal?: AbortSignal): Promise<Outcome>;
@@ -42,7 +44,7 @@ export const generateBodySchema = {
       examples: [{ 'logo.png': 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==' }],
     },
     typst: {
-      enum: [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id])],
+      enum: [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id]), null],
       description:
         "The Typst engine: `0.11` (Typst 0.11.1) or `0.14` (Typst 0.14.2), or the exact version. Absent or null: the operator's default (TYPST_VERSION, `0.11` unless set). " +
         'The answer names the version in `X-Typst-Version`.',
@@ -65,6 +67,25 @@ export const generateBodySchema = {
   },
 } as const;
 
+/** The same request as a multipart form, for the OpenAPI document (checked byte by byte in body/form-check.ts). */
+export const generateFormSchema = {
+  type: 'object',
+  required: ['data', 'template'],
+  properties: {
+    template: { type: 'string', format: 'binary', description: 'Typst markup (UTF-8), a file or a field.' },
+    data: { type: 'string', format: 'binary', description: 'A JSON object, a file or a field.' },
+    typst: { enum: [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id])], description: 'As in JSON.' },
+    pdf: { type: 'string', description: 'The JSON object of `pdf` in JSON, as text.' },
+  },
+  additionalProperties: {
+    type: 'string',
+    format: 'binary',
+    description:
+      'Every other part is a file (it must carry a file name), an asset under its file name, its bytes as they are; at most 1,000. ' +
+      'A field of another name, or a second part of one name, is refused.',
+  },
+} as const;
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Time the worker spent compiling, for the request log. */
@@ -72,10 +93,26 @@ declare module 'fastify' {
   }
 }
 
-export function generateRoute(app: FastifyInstance, renderer: Renderer, answers: AnswerLimits): void {
+/** The other methods on the route: 405, before the key or the body is looked at. */
+const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+
+export function methodNotAllowedRoute(app: FastifyInstance): void {
+  app.route({
+    method: [...OTHER_METHODS],
+    url: '/v1/pdf/generate',
+    onRequest: async () => {
+      throw new HttpError(405, MESSAGES.methodNotAllowed, { allow: 'POST' });
+    },
+    handler: async () => undefined,
+  });
+}
+
+export function generateRoute(app: FastifyInstance, renderer: Renderer, answers: AnswerLimits, defaultEngine: EngineId): void {
   app.decorateRequest('compileMs', undefined);
   app.decorateRequest('outputRefused', undefined);
-  app.post<{ Body: Job }>('/v1/pdf/generate', { onRequest: requireJsonWithinLimit }, async (request, reply) => {
+  app.post<{ Body: Job | HttpError }>('/v1/pdf/generate', { onRequest: requireJsonWithinLimit }, async (request, reply) => {
+    // A body the check refused comes as its answer (http/json-body.ts).
+    if (request.body instanceof HttpError) throw request.body;
     const job = request.body;
     const { body: bytes } = job;
     // The body is wiped when the response is done or abandoned; a pool buffer (body-pool.ts) goes back
@@ -92,7 +129,16 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     reply.raw.once('close', () => reply.raw.writableFinished || abort.abort());
     const rendering = renderer.render(job, abort.signal);
     settled = rendering;
-    const result = await rendering;
+    let result: Outcome;
+    try {
+      result = await rendering;
+    } catch (error) {
+      // A compile stopped at its time or memory limit ran on an engine too: its answer names it, as every compile's does.
+      if (error instanceof CompileTimeoutError || error instanceof MemoryLimitError) {
+        reply.header('x-typst-version', ENGINE_VERSIONS[job.layout.typst ?? defaultEngine]);
+      }
+      throw error;
+    }
     reply.wipeAfterResponse(result.frame);
     request.compileMs = result.compileMs;
     reply.header('x-typst-version', result.typstVersion);

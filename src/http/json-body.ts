@@ -27,7 +27,12 @@ export function registerJsonBody(app: FastifyInstance, options: CheckOptions): v
   const checker = new BodyChecker(options);
   app.addHook('onClose', () => checker.close());
   app.removeAllContentTypeParsers();
-  const parse = (request: FastifyRequest, payload: IncomingMessage, done: (error: Error | null, body?: Job) => void, boundary?: Buffer) => {
+  const parse = (
+    request: FastifyRequest,
+    payload: IncomingMessage,
+    done: (error: Error | null, body?: Job | HttpError) => void,
+    boundary?: Buffer,
+  ) => {
     const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
     // A check that throws has wiped the bytes; its error goes to the error handler as any other.
     receiveBody(payload, declared, MAX_BODY_BYTES)
@@ -38,7 +43,9 @@ export function registerJsonBody(app: FastifyInstance, options: CheckOptions): v
           // The answer may name an asset: it is made as bytes from the body, and wiped once sent.
           const answer = errorBody(bytes, check.error);
           releaseBody(bytes);
-          done(new HttpError(check.error.status, '', {}, answer), undefined);
+          // Handed to the route as its body, not as a parse error: Fastify closes the connection after those,
+          // and this body was read whole, so the connection stays open as after any other 400.
+          done(null, new HttpError(check.error.status, '', {}, answer));
         },
         (error: Error) => {
           if (error instanceof BodyTooLargeError) done(new HttpError(413, MESSAGES.tooLarge), undefined);
