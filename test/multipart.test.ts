@@ -6,6 +6,7 @@
  * form over 10 MB a 413, any other content type a 415.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { formBody, type Part } from './support/form.js';
@@ -106,6 +107,33 @@ describe('the examples as files give the PDF the JSON body gives', () => {
     const text = pdfText(await pdfOf(await post(body, 'multipart/form-data; boundary="----boundary--with--dashes"')));
     assert.match(text, /Hello form/);
     assert.match(text, /read as sent/);
+  });
+});
+
+describe("README's curl lines", () => {
+  it('send the report, and the letter with its letterhead, as files', async () => {
+    const root = new URL('../../', import.meta.url);
+    for (const args of [
+      ['-F', 'template=@examples/report.typ', '-F', 'data=@examples/report.json'],
+      [
+        '-F',
+        'template=@examples/letter.typ',
+        '-F',
+        'data=@examples/letter.json',
+        '-F',
+        'asset=@examples/letterhead.svg',
+        '-F',
+        'typst=0.11',
+      ],
+    ]) {
+      const pdf = execFileSync(
+        'curl',
+        ['-sS', '--fail-with-body', ...args, '-H', `Authorization: Bearer ${TEST_KEY}`, `${service.url}/v1/pdf/generate`],
+        { cwd: root },
+      );
+      assert.equal(pdf.subarray(0, 5).toString(), '%PDF-');
+      assert.ok(pdfText(pdf).length > 100);
+    }
   });
 });
 
