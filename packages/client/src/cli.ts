@@ -4,6 +4,7 @@
  *
  *   typst-pdf render --template letter.typ --data letter.json --out letter.pdf
  *   typst-pdf render --template invoice.typ --typst 0.14 --pdf-standard a-3b
+ *   typst-pdf render --template letter.typ --asset letterhead.svg --multipart
  *
  * The service's URL and API key come from --url / --api-key or from
  * TYPST_PDF_URL / TYPST_PDF_API_KEY. On failure it prints the service's
@@ -42,6 +43,7 @@ Renders a Typst template with JSON data through the Typst PDF service.
   --typst VERSION    Typst engine: 0.11 or 0.14 (default: the service's)
   --pdf-standard STD PDF standard (Typst 0.14): ${PDF_STANDARDS.join(', ')}
   --no-tagged        write an untagged PDF (Typst 0.14; tagged by default)
+  --multipart        send the files as files (a multipart form, no base64) instead of JSON
   --url URL          service URL (default: $TYPST_PDF_URL, else ${DEFAULT_URL})
   --api-key KEY      API key (default: $TYPST_PDF_API_KEY; prefer the variable, flags are visible to other users)
   --retries N        retries of a 429 or 503 answer (default: ${DEFAULT_RETRIES})
@@ -67,6 +69,7 @@ function parse(argv: string[]) {
       typst: { type: 'string' },
       'pdf-standard': { type: 'string' },
       'no-tagged': { type: 'boolean' },
+      multipart: { type: 'boolean' },
       url: { type: 'string' },
       'api-key': { type: 'string' },
       retries: { type: 'string' },
@@ -127,6 +130,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
         apiKey: values['api-key'] ?? env.TYPST_PDF_API_KEY,
         retries,
         maxRetryWaitMs: maxWaitSeconds * 1000,
+        encoding: values.multipart ? 'multipart' : 'json',
         onRetry: ({ status, message, waitMs, attempt, maxAttempts }) =>
           process.stderr.write(
             `${NAME}: ${status} ${message} (retrying in ${(waitMs / 1000).toFixed(1)} s, attempt ${attempt} of ${maxAttempts})\n`,
