@@ -48,6 +48,8 @@ export const MESSAGES = {
   pdfStandard: `Field "pdf.standard" must be one of ${quotedList(PDF_STANDARDS)}`,
   pdfTagged: 'Field "pdf.tagged" must be true or false',
   pdfNeeds014: 'Field "pdf" needs "typst": "0.14": PDF standards and tagging are options of the Typst 0.14 engine',
+  /** Appended to a 0.11 engine's error when the 0.14 engine compiles the same request (render/worker.ts). */
+  compilesWith014: 'hint: this template compiles with Typst 0.14: send "typst": "0.14"',
   /** A PDF export refusal whose text could not be read (never the binding's raw text). */
   exportFailed: 'the PDF export failed',
 } as const;

@@ -104,6 +104,43 @@ describe('X-Typst-Version', () => {
   });
 });
 
+describe('a template that needs Typst 0.14', () => {
+  const HINT = '; hint: this template compiles with Typst 0.14: send "typst": "0.14"';
+  it('fails on the 0.11 default with a hint that 0.14 compiles it', async () => {
+    const res = await generate(service, { data: {}, template: 'Price: #decimal("1.10")' });
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get('x-typst-version'), '0.11.1');
+    assert.deepEqual(await res.json(), { error: `Typst error on line 1, column 9: unknown variable: decimal${HINT}` });
+    const form = new FormData();
+    form.append('template', 'Price: #decimal("1.10")');
+    form.append('data', '{}');
+    const formRes = await fetch(`${service.url}/v1/pdf/generate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_KEY}` },
+      body: form,
+    });
+    assert.match(((await formRes.json()) as { error: string }).error, /send "typst": "0\.14"$/);
+  });
+
+  it('and with it, compiles', async () => {
+    const res = await generate(service, { data: {}, template: 'Price: #decimal("1.10")', typst: '0.14' });
+    assert.equal(res.status, 200);
+    await res.arrayBuffer();
+  });
+
+  for (const [what, template] of [
+    ['an unknown variable on both engines', '#nosuchthing'],
+    ['a syntax error', '#('],
+    ['a panic', '#panic("no")'],
+  ] as const) {
+    it(`gives no hint for ${what}`, async () => {
+      const res = await generate(service, { data: {}, template });
+      assert.equal(res.status, 400);
+      assert.doesNotMatch(((await res.json()) as { error: string }).error, /hint: this template compiles/);
+    });
+  }
+});
+
 describe('the start banner', () => {
   it('names an address a browser reaches, and where the playground is', async () => {
     const everywhere = await startService({ HOST: '0.0.0.0', WORKERS: '1', PLAYGROUND: 'true' });
