@@ -46,7 +46,7 @@ import { openApiRoute } from './http/openapi.js';
 import { playgroundRoutes } from './http/playground.js';
 import { registerWipe, wipeSocketReads } from './http/wipe.js';
 import { MESSAGES } from './messages.js';
-import { DEFAULT_ENGINE, type EngineId } from './typst-version.js';
+import { DEFAULT_ENGINE, ENGINE_VERSIONS, type EngineId } from './typst-version.js';
 
 export interface AppOptions {
   keys: KeyStore;
@@ -147,7 +147,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const metricsRoute = options.metrics !== undefined && !options.metricsOnOwnPort;
   if (options.metrics) registerMetrics(app, options.metrics, { route: metricsRoute });
   openApiRoute(app, { metricsRoute });
-  await playgroundRoutes(app, { enabled: options.playground ?? false });
+  await playgroundRoutes(app, {
+    enabled: options.playground ?? false,
+    defaultTypst: ENGINE_VERSIONS[options.defaultEngine ?? DEFAULT_ENGINE],
+  });
 
   methodNotAllowedRoute(app);
   await app.register(async (api) => {
