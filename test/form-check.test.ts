@@ -338,6 +338,43 @@ describe('a form read by the service', () => {
     assert.equal(refusal(tooMany), 'Multipart form has more than 1004 parts');
   });
 
+  it(`quotes a refused file name in valid JSON, whatever bytes it holds (${runs(2000)} cases)`, () => {
+    const fatal = new TextDecoder('utf-8', { fatal: true });
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 40 }),
+          fc.array(fc.constantFrom(0x0a, 0x22, 0x5c, 0x41, 0xc3, 0xa9, 0x7f), { maxLength: 60 }).map((b) => Uint8Array.from(b)),
+        ),
+        (name) => {
+          const body = Buffer.from(name);
+          const answer = errorBody(body, {
+            status: 400,
+            before: 'Asset "',
+            name: { start: 0, end: body.length },
+            after: '": bad',
+            raw: true,
+          });
+          const { error } = JSON.parse(answer.toString()) as { error: string };
+          let text: string | undefined;
+          try {
+            text = fatal.decode(name);
+          } catch {
+            text = undefined;
+          }
+          // A name of valid UTF-8 is quoted as it is; broken bytes come out one by one as \u00XX.
+          const quoted =
+            text === undefined
+              ? Number.POSITIVE_INFINITY
+              : [...text].reduce((n, c) => n + (c < ' ' || c === '\x7f' ? 6 : c === '"' || c === '\\' ? 2 : Buffer.byteLength(c)), 0);
+          if (quoted <= 100) assert.equal(error, `Asset "${text}": bad`);
+          else assert.match(error, /^Asset "[\s\S]*": bad$/);
+        },
+      ),
+      { numRuns: runs(2000) },
+    );
+  });
+
   it('takes the boundary from Content-Type, quoted or not, and refuses none or a bad one', () => {
     assert.deepEqual(formBoundary('multipart/form-data; boundary=abc'), Buffer.from('abc'));
     assert.deepEqual(formBoundary('multipart/form-data; charset=utf-8; BOUNDARY="a b:c"'), Buffer.from('a b:c'));
