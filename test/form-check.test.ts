@@ -15,6 +15,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import busboy from 'busboy';
 import fc from 'fast-check';
+import { bodyBuffer, copyIntoBody, releaseBody } from '../src/body/body-pool.js';
+import { BodyChecker } from '../src/body/check-thread.js';
 import { errorBody } from '../src/body/error-body.js';
 import { checkForm } from '../src/body/form-check.js';
 import { formBoundary, MAX_HEADER_BYTES, parseForm } from '../src/body/multipart.js';
@@ -384,6 +386,36 @@ describe('a form read by the service', () => {
       formBoundary(`multipart/form-data; boundary=${'x'.repeat(71)}`),
       'The multipart boundary must be 1 to 70 printable ASCII characters',
     );
+  });
+});
+
+describe('large forms are checked on the checking thread', () => {
+  it('with the outcome they get on the event loop, names decoded in place there, in a pool buffer or moved', async () => {
+    const checker = new BodyChecker(OPTIONS);
+    try {
+      const big = (name: string) =>
+        Buffer.from(
+          `--b\r\nContent-Disposition: form-data; name="template"\r\n\r\nx\r\n` +
+            `--b\r\nContent-Disposition: form-data; name="data"\r\n\r\n{"pad": "${'p'.repeat(400_000)}"}\r\n` +
+            `--b\r\nContent-Disposition: form-data; name="f"; filename="${name}"\r\n\r\nfile\r\n--b--\r\n`,
+        );
+      for (const name of ['img/Company \\"Logo\\".png', '../x.png']) {
+        const onLoop = Buffer.from(big(name));
+        const expected = checkForm(onLoop, Buffer.from('b'), OPTIONS);
+        const moved = await checker.check(big(name), Buffer.from('b'));
+        assert.deepEqual(moved.check, expected);
+        assert.ok(moved.bytes.equals(onLoop), 'the same bytes back, names decoded as on the loop');
+        const original = big(name);
+        const pooled = bodyBuffer(original.length);
+        copyIntoBody(original, pooled, 0);
+        const inPool = await checker.check(pooled, Buffer.from('b'));
+        assert.equal(inPool.bytes, pooled, 'read where it is');
+        assert.deepEqual(inPool.check, expected);
+        releaseBody(pooled);
+      }
+    } finally {
+      await checker.close();
+    }
   });
 });
 
