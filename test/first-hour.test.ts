@@ -145,6 +145,8 @@ describe('the start banner', () => {
   it('names an address a browser reaches, and where the playground is', async () => {
     const everywhere = await startService({ HOST: '0.0.0.0', WORKERS: '1', PLAYGROUND: 'true' });
     try {
+      // The playground's line follows the one startService waits for.
+      for (let i = 0; i < 100 && !everywhere.output().includes('playground at'); i++) await new Promise((r) => setTimeout(r, 20));
       const output = everywhere.output();
       assert.doesNotMatch(output, /0\.0\.0\.0/);
       const url = /listening on (http:\/\/localhost:\d+) /.exec(output)?.[1];
