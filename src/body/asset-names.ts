@@ -18,10 +18,6 @@ const DOT = 0x2e;
 const BACKSLASH = 0x5c;
 const TILDE = 0x7e;
 
-/** A byte svg-links.ts takes as part of a name in an `href`: `A-Za-z0-9._-`. */
-export const isNameCharacter = (b: number) =>
-  (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) || b === DOT || b === 0x5f || b === 0x2d;
-
 /** What is wrong with the name in `bytes[from, to)` (unescaped), or null. */
 export function nameProblem(bytes: Uint8Array, from = 0, to = bytes.length): string | null {
   if (to === from) return ASSET_NAME_PROBLEMS.empty;
