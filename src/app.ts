@@ -7,7 +7,8 @@
  *   onRequest  0. no Host: 400 (http/client-errors.ts requireHost)
  *              1. identify the key (http/auth.ts identifyKey)          /v1 only
  *              2. count it: 429 past the limit (http/rate-limit.ts)   /v1 only
- *              3. unknown path: 404, before the body is read
+ *              3. unknown path: 404, before the body is read; another method
+ *                 than POST on /v1/pdf/generate: 405 (http/generate.ts)
  *              4. shutting down: 503 (http/draining.ts)               not /healthz, /readyz
  *              5. no valid key: 401 (http/auth.ts requireKey)         the /v1 routes
  *              6. a key whose requests crashed the engine too often:  POST /v1/pdf/generate
@@ -42,7 +43,7 @@ import { registerExpectations } from './http/expect.js';
 import { fontsRoute, type FontSource } from './http/fonts.js';
 import { AnswerLimits } from './http/answer-limits.js';
 import { CrashLimit } from './http/crash-limit.js';
-import { generateRoute, type Renderer } from './http/generate.js';
+import { generateRoute, methodNotAllowedRoute, type Renderer } from './http/generate.js';
 import { healthRoutes, type HealthSource } from './http/health.js';
 import { registerJsonBody } from './http/json-body.js';
 import type { KeyStore } from './http/keys.js';
@@ -53,6 +54,7 @@ import { openApiRoute } from './http/openapi.js';
 import { playgroundRoutes } from './http/playground.js';
 import { registerWipe, wipeSocketReads } from './http/wipe.js';
 import { MESSAGES } from './messages.js';
+import { DEFAULT_ENGINE, ENGINE_VERSIONS, type EngineId } from './typst-version.js';
 
 export interface AppOptions {
   keys: KeyStore;
@@ -79,6 +81,8 @@ export interface AppOptions {
   bodies?: PendingBodies;
   /** A body with no byte for this long is answered 408 (BODY_TIMEOUT_MS); unset: 30 s. */
   bodyTimeoutMs?: number;
+  /** The engine of a request that names none (TYPST_VERSION), for the answers of compiles stopped at a limit. */
+  defaultEngine?: EngineId;
 }
 
 /**
@@ -177,11 +181,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const metricsRoute = options.metrics !== undefined && !options.metricsOnOwnPort;
   if (options.metrics) registerMetrics(app, options.metrics, { route: metricsRoute });
   openApiRoute(app, { metricsRoute });
-  await playgroundRoutes(app, { enabled: options.playground ?? false });
+  await playgroundRoutes(app, {
+    enabled: options.playground ?? false,
+    defaultTypst: ENGINE_VERSIONS[options.defaultEngine ?? DEFAULT_ENGINE],
+  });
 
+  methodNotAllowedRoute(app);
   await app.register(async (api) => {
     api.addHook('onRequest', requireKey(options.keys));
-    generateRoute(api, options.renderer, answers, new CrashLimit(options.crashesPerMinute ?? DEFAULT_CRASHES_PER_MINUTE));
+    generateRoute(
+      api,
+      options.renderer,
+      answers,
+      new CrashLimit(options.crashesPerMinute ?? DEFAULT_CRASHES_PER_MINUTE),
+      options.defaultEngine ?? DEFAULT_ENGINE,
+    );
     fontsRoute(api, options.fonts);
   });
 

@@ -267,7 +267,8 @@ export const SETTINGS: readonly Setting[] = [
     name: 'API_KEYS_FILE',
     key: 'apiKeysFile',
     default: '(none)',
-    meaning: 'File with one key entry per line (see below)',
+    meaning:
+      'File of one key per line: the key or `sha256:<hex>`, then optionally `name=<word>` and `limit=<per minute>`; `#` starts a comment',
     read: text,
   },
   {

@@ -128,6 +128,7 @@ async function main(): Promise<void> {
     maxImagePixels: config.maxImagePixels,
     bodies,
     bodyTimeoutMs: config.bodyTimeoutMs,
+    defaultEngine: config.typstVersion,
   });
 
   let metricsServer: Server | undefined;
@@ -170,16 +171,18 @@ async function main(): Promise<void> {
     );
   }
   const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  // Bound to every interface: the banner names an address a browser on this machine reaches.
+  const everywhere = typeof address === 'object' && address !== null && (address.address === '0.0.0.0' || address.address === '::');
   const where =
     typeof address === 'object' && address
-      ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+      ? `http://${everywhere ? 'localhost' : address.family === 'IPv6' ? `[${address.address}]` : address.address}:${port}`
       : String(address);
-  if (keys.generated) {
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-    printGeneratedKey(keys.generated, `http://${host}:${port}`);
-  }
-  process.stdout.write(`typst-pdf-service listening on ${where} with ${config.workers} workers\n`);
+  if (keys.generated) printGeneratedKey(keys.generated, where);
+  process.stdout.write(
+    `typst-pdf-service listening on ${where} with ${config.workers} workers${everywhere ? ' (on every interface)' : ''}\n`,
+  );
+  if (config.playground) process.stdout.write(`typst-pdf-service playground at ${where}/playground\n`);
   logger.info({ address: where, workers: config.workers }, 'listening');
 }
 

@@ -26,13 +26,14 @@ const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).jo
 export const MESSAGES = {
   unauthorized: 'Missing or invalid API Key',
   tooLarge: 'Payload exceeds 10MB limit',
-  unsupportedMediaType: 'Content-Type must be application/json',
+  unsupportedMediaType: 'Content-Type must be application/json or multipart/form-data',
   rateLimited: 'Rate limit exceeded',
   crashLimited: 'Templates from this key crashed the engine too often; wait for the next window',
   memory: 'Template compilation exceeded the memory limit',
   internal: 'An unexpected error occurred during document compilation.',
   unavailable: 'Service temporarily unavailable. Please try again later.',
   notFound: 'Not found',
+  methodNotAllowed: 'Method not allowed: POST /v1/pdf/generate takes a POST',
   badRequest: 'Bad request',
   bodyLengthMismatch: 'Request body length does not match Content-Length',
   headersTooLarge: 'Request headers too large (at most 16 KiB)',
@@ -56,6 +57,8 @@ export const MESSAGES = {
   pdfStandard: `Field "pdf.standard" must be one of ${quotedList(PDF_STANDARDS)}`,
   pdfTagged: 'Field "pdf.tagged" must be true or false',
   pdfNeeds014: 'Field "pdf" needs "typst": "0.14": PDF standards, tagging and e-invoices are options of the Typst 0.14 engine',
+  /** Appended to a 0.11 engine's error when the 0.14 engine compiles the same request (render/worker.ts). */
+  compilesWith014: 'hint: this template compiles with Typst 0.14: send "typst": "0.14"',
   /** A PDF export refusal whose text could not be read (never the binding's raw text). */
   exportFailed: 'the PDF export failed',
 } as const;
@@ -71,6 +74,42 @@ export const BODY_MESSAGES = {
   dataLoneSurrogate: 'Field "data" contains an unpaired surrogate escape (\\uD800 to \\uDFFF alone): Typst cannot read it',
   assetsNotObject: 'Field "assets" must be a JSON object mapping file names to base64 contents',
 } as const;
+
+/** A multipart form's refusals (body/multipart.ts, body/form-check.ts), all 400. */
+export const FORM_MESSAGES = {
+  noBoundary: 'Content-Type multipart/form-data must name its boundary (boundary=...)',
+  badBoundary: 'The multipart boundary must be 1 to 70 printable ASCII characters',
+  noOpeningBoundary: 'Malformed multipart form: the boundary named in Content-Type does not open it',
+  unterminated: 'Malformed multipart form: a part is not terminated (the closing boundary is missing)',
+  badBoundaryLine: 'Malformed multipart form: a boundary line must end with CRLF, or with "--" at the end of the form',
+  headersTooLong: 'Malformed multipart form: the headers of a part are longer than 16 KiB',
+  badHeader: 'Malformed multipart form: a part has a malformed header line',
+  noDisposition: 'Malformed multipart form: a part has no Content-Disposition header',
+  notFormData: "Malformed multipart form: a part's Content-Disposition must be form-data",
+  badDisposition: "Malformed multipart form: a part's Content-Disposition is malformed",
+  noName: "Malformed multipart form: a part's Content-Disposition has no name",
+  notUtf8FileName: 'Malformed multipart form: a filename* must be in UTF-8',
+  tooManyParts: (maxParts: number) => `Multipart form has more than ${maxParts} parts`,
+  tooManyAssets: (maxAssets: number) => `Multipart form has more than ${maxAssets} files (assets)`,
+  duplicate: (field: string) => `Multipart form has more than one "${field}" part`,
+  templateNotUtf8: (byte: number) => `Part "template" is not valid UTF-8 (byte ${byte} of the part)`,
+  dataNotUtf8: (byte: number) => `Part "data" is not valid UTF-8 (byte ${byte} of the part)`,
+  pdfNotJson: 'Part "pdf" must be a JSON object with the optional fields "standard" and "tagged"',
+} as const;
+
+/** A part of a form the service does not know, in two parts around its name (as error-body.ts quotes an asset's). */
+export const FORM_FIELD_REFUSAL = {
+  beforeName: 'Form field "',
+  afterName: '" is not known: fields are "template", "data", "typst" and "pdf", and every file part is an asset under its file name',
+};
+
+/** Part "data" that is not a JSON object. */
+export function formDataInvalidJson(fault: JsonFault, place: Place): string {
+  return `Part "data" is not valid JSON: ${fault} at line ${place.line}, column ${place.column}`;
+}
+
+/** A second file under one name. */
+export const DUPLICATE_ASSET = 'more than one file under this name';
 
 export function notUtf8(byte: number): string {
   return `Request body is not valid UTF-8 (byte ${byte})`;
@@ -110,13 +149,16 @@ export const ASSET_NAME_PROBLEMS = {
   absolute: 'name must be a relative path: it must not start with "/"',
   emptySegment: 'name has an empty path segment',
   dotSegment: 'name must not have a "." or ".." path segment',
-  character: 'name may only hold the characters A-Z a-z 0-9 . _ - and "/" between path segments',
+  backslash: 'name must not hold a backslash: path segments are joined by "/"',
+  control: 'name must not hold control characters',
+  notUtf8: 'name is not valid UTF-8',
+  reserved: 'name must not start with "~" (kept for the service\'s own files)',
   /** A name too long to unescape for a closer look, with an escape in it. */
   invalid: 'name is not valid',
 } as const;
 
 export function assetNameTooLong(maxLength: number): string {
-  return `name is longer than ${maxLength} characters`;
+  return `name is longer than ${maxLength} bytes of UTF-8`;
 }
 
 /** Why an asset's value is refused (body/base64.ts); the answer names the asset before it. */

@@ -142,7 +142,7 @@ describe('bad assets', () => {
     ['a parent segment', { '../x.png': 'AAAA' }, /^Asset "\.\.\/x\.png": name must not have a "\." or "\.\." path segment$/],
     ['an absolute name', { '/abs.png': 'AAAA' }, /^Asset "\/abs\.png": name must be a relative path/],
     ['an empty segment', { 'a//b.png': 'AAAA' }, /^Asset "a\/\/b\.png": name has an empty path segment$/],
-    ['a long name', { [`${'n'.repeat(256)}.png`]: 'AAAA' }, /^Asset "n{100}\.\.\.": name is longer than 255 characters$/],
+    ['a long name', { [`${'n'.repeat(256)}.png`]: 'AAAA' }, /^Asset "n{100}\.\.\.": name is longer than 255 bytes of UTF-8$/],
     ['a value that is not a string', { 'logo.png': 5 }, /^Asset "logo\.png": value must be a string/],
     ['invalid base64', { 'logo.png': 'iVBOR*w0KGgo=' }, /^Asset "logo\.png": not valid base64 \(character 6 of the value\)$/],
     [

@@ -42,6 +42,8 @@ function runCli(args: string[], env: Record<string, string> = {}): Promise<Run> 
   });
 }
 
+const runCliHelp = () => execFileSync(process.execPath, [CLI, '--help'], { encoding: 'utf8' });
+
 const dir = mkdtempSync(join(tmpdir(), 'typst-pdf-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -82,6 +84,29 @@ describe('typst-pdf command line', () => {
     assert.equal(pdf.pages, 1);
     assert.ok(pdf.fonts.includes('Tinos-Regular'));
     assert.equal(pdf.forms, 1, 'the logo');
+  });
+
+  it('sends the files as files with --multipart, and gets the PDF JSON gives', async () => {
+    const args = (out: string) => [
+      'render',
+      '--template',
+      join(EXAMPLES, 'letter.typ'),
+      '--data',
+      join(EXAMPLES, 'letter.json'),
+      '--asset',
+      join(EXAMPLES, 'letterhead.svg'),
+      '--out',
+      out,
+    ];
+    const env = { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY };
+    const json = await runCli(args(join(dir, 'letter-json.pdf')), env);
+    const form = await runCli([...args(join(dir, 'letter-form.pdf')), '--multipart'], env);
+    assert.equal(json.code, 0, json.stderr);
+    assert.equal(form.code, 0, form.stderr);
+    const [a, b] = [await parsePdf(readFileSync(join(dir, 'letter-json.pdf'))), await parsePdf(readFileSync(join(dir, 'letter-form.pdf')))];
+    assert.deepEqual(b.text, a.text);
+    assert.equal(b.forms, 1, 'the logo');
+    assert.match(runCliHelp(), /--multipart +send the files as files/);
   });
 
   it("prints the service's warnings with the template line, and still writes the PDF", async () => {
@@ -293,6 +318,22 @@ describe('TypeScript client', () => {
       { url: service.url, apiKey: TEST_KEY },
     );
     assert.equal((await parsePdf(bytes)).text[0], 'from bytes as base64');
+  });
+
+  it('sends a multipart form with encoding "multipart": bytes and base64 assets as files, the engine and options as fields', async () => {
+    const request = {
+      data: { name: 'Müller' },
+      template: '#set document(title: "T")\n= #data.name\n#read("Rechnung Müller.txt") #read("b.txt")',
+      assets: { 'Rechnung Müller.txt': new TextEncoder().encode('from bytes'), 'b.txt': Buffer.from('as base64').toString('base64') },
+      typst: '0.14' as const,
+      pdf: { standard: 'a-2b' as const },
+    };
+    const form = await generatePdf(request, { url: service.url, apiKey: TEST_KEY, encoding: 'multipart' });
+    const json = await generatePdf(request, { url: service.url, apiKey: TEST_KEY });
+    assert.equal(form.typstVersion, '0.14.2');
+    assert.deepEqual((await parsePdf(form.pdf)).text, (await parsePdf(json.pdf)).text);
+    assert.match((await parsePdf(form.pdf)).text[0]!, /Müller\s+from bytes as base64/);
+    assert.match(pdfXmp(form.pdf), /<pdfaid:part>2</);
   });
 
   it('resolves to the PDF bytes, the Typst version and no warnings', async () => {

@@ -83,7 +83,7 @@ describe('the HTTP layer (app.inject)', () => {
     ['no key', '{}', { authorization: '' }, 401, 'Missing or invalid API Key'],
     ['an unknown key', '{}', { authorization: 'Bearer nope-nope-nope' }, 401, 'Missing or invalid API Key'],
     ['a malformed Authorization', '{}', { authorization: 'Basic abc' }, 401, 'Missing or invalid API Key'],
-    ['another content type', '{}', { 'content-type': 'text/plain' }, 415, 'Content-Type must be application/json'],
+    ['another content type', '{}', { 'content-type': 'text/plain' }, 415, 'Content-Type must be application/json or multipart/form-data'],
     [
       'a content encoding',
       '{}',

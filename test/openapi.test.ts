@@ -3,6 +3,7 @@
  * (test/support/openapi.ts): 200, 400, 401, 413, 415, 422, 429, 500, 503.
  */
 import assert from 'node:assert/strict';
+import { formBody } from './support/form.js';
 import { after, before, describe, it } from 'node:test';
 import { generateBodySchema } from '../src/http/generate.js';
 import { exchange, OpenApiChecker, type Answer } from './support/openapi.js';
@@ -52,12 +53,13 @@ describe('OpenAPI document', () => {
       scheme: 'bearer',
       description: doc.components.securitySchemes.bearerAuth.description,
     });
-    for (const status of ['200', '400', '401', '413', '415', '422', '429', '500', '503']) {
+    for (const status of ['200', '400', '401', '404', '408', '413', '415', '422', '429', '431', '500', '503']) {
       assert.ok(generate.responses[status], `generate describes ${status}`);
     }
     assert.equal(generate.responses['200'].content['application/pdf'].schema.format, 'binary');
     assert.ok(generate.responses['200'].headers['X-Typst-Version'].required, '200 names the Typst version');
-    assert.deepEqual(generateBodySchema.properties.typst.enum, ['0.11', '0.14', '0.11.1', '0.14.2']);
+    assert.deepEqual(generateBodySchema.properties.typst.enum, ['0.11', '0.14', '0.11.1', '0.14.2', null]);
+    assert.ok(generate.requestBody.content['multipart/form-data'].schema, 'a multipart form is described');
     for (const header of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After']) {
       assert.ok(generate.responses['429'].headers[header]?.required, `429 carries ${header}`);
     }
@@ -81,6 +83,20 @@ describe('OpenAPI document', () => {
       headersOnly: true,
     });
     check('POST', '/v1/pdf/generate', tooLarge, 413);
+    check('GET', '/v1/pdf/generate', await exchange(`${service.url}/v1/pdf/generate`, {}), 405);
+    const form = formBody(
+      [
+        { name: 'template', filename: 'main.typ', value: '= Hi #data.name' },
+        { name: 'data', value: '{"name": "form"}' },
+      ],
+      'b',
+    );
+    const formAnswer = await exchange(`${service.url}/v1/pdf/generate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'multipart/form-data; boundary=b' },
+      body: form,
+    });
+    check('POST', '/v1/pdf/generate', formAnswer, 200);
   });
 
   it('describes real 422, 503 and 500 answers of generate', async () => {

@@ -16,6 +16,7 @@ import { processLimit } from '../src/process-limits.js';
 import { NO_RATE_LIMIT } from './support/hostile.js';
 import { encodings, scanMemory } from './support/memory-scan.js';
 import { head, open, rawRequest, readAll } from './support/raw-http.js';
+import { formBody, type Part } from './support/form.js';
 import { generate, readiness, startService, TEST_KEY, waitReady, type Service } from './support/service.js';
 
 /** A marker no other program holds: random, and never made in this process before the request is built. */
@@ -90,6 +91,26 @@ function markedRequest(extraTemplate = '') {
   };
   // Assets travel base64-encoded: their encoded form is a marker too.
   return { body, markers: { ...markers, svgBase64: assets['img/seal.svg'] } };
+}
+
+const BOUNDARY = 'retention-form-boundary';
+const FORM_TYPE = `multipart/form-data; boundary=${BOUNDARY}`;
+
+/**
+ * The marked request as a multipart form: template and data as files, the SVG as a file, all as they are.
+ * Its file name is no marker: Typst keeps every path a compile names in a table of its own for the
+ * worker's life (its file ids), whatever the body's form.
+ */
+function markedForm(extraTemplate = '') {
+  const markers = { data: marker('DATA'), template: marker('TEMPLATE'), svg: marker('SVGASSET'), title: marker('TITLE') };
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="80" height="20"><desc>${markers.svg}</desc><rect width="80" height="20"/></svg>`;
+  const template = `#set document(title: "${markers.title}")\n= Report\n#data.secret and ${markers.template}\n#image("img/Company seal ü.svg")${extraTemplate}`;
+  const parts: Part[] = [
+    { name: 'template', filename: 'report.typ', value: template },
+    { name: 'data', filename: 'report.json', value: JSON.stringify({ secret: markers.data }) },
+    { name: 'asset', filename: 'img/Company seal ü.svg', value: svg, type: 'image/svg+xml' },
+  ];
+  return { parts, markers };
 }
 
 async function waitIdle(service: Service): Promise<void> {
@@ -375,6 +396,80 @@ describe('request content in memory, at the answer', () => {
         const abort = new AbortController();
         const pending = generate(service, body, { signal: abort.signal }).catch((error: Error) => error);
         // Gone while a worker compiles it.
+        while ((await readiness(service)).busy === 0) await sleep(20);
+        abort.abort();
+        assert.ok((await pending) instanceof Error, 'the request was cut off');
+        await waitIdle(service);
+        return markers;
+      },
+    },
+    {
+      name: 'a 200 from a multipart form (files as files)',
+      async run() {
+        const { parts, markers } = markedForm();
+        const res = await generate(service, formBody(parts, BOUNDARY), { headers: { 'content-type': FORM_TYPE } });
+        assert.equal(res.status, 200);
+        assert.ok(Buffer.from(await res.arrayBuffer()).includes(markers.title), 'the PDF carries the title in clear');
+        return markers;
+      },
+    },
+    {
+      name: 'a 400 for a malformed multipart form (its last part not terminated)',
+      async run() {
+        const { parts, markers } = markedForm();
+        const res = await generate(service, formBody(parts, BOUNDARY).subarray(0, -(BOUNDARY.length + 6)), {
+          headers: { 'content-type': FORM_TYPE },
+        });
+        assert.equal(res.status, 400);
+        assert.match(await res.text(), /not terminated/);
+        return markers;
+      },
+    },
+    {
+      name: 'a 400 naming a form field the service does not know (the answer quotes its name)',
+      async run() {
+        const { parts, markers } = markedForm();
+        const field = marker('FIELD');
+        const res = await generate(service, formBody([...parts, { name: field, value: 'x' }], BOUNDARY), {
+          headers: { 'content-type': FORM_TYPE },
+        });
+        assert.equal(res.status, 400);
+        assert.match(await res.text(), new RegExp(field));
+        return { ...markers, field };
+      },
+    },
+    {
+      name: 'a 413 in the middle of a multipart form sent chunked (no length declared)',
+      async run() {
+        const { parts, markers } = markedForm();
+        const start = formBody(parts, BOUNDARY).subarray(0, -(BOUNDARY.length + 6));
+        const socket = await open(service);
+        const answer = readAll(socket);
+        socket.on('error', () => undefined);
+        socket.write(head({ 'content-type': FORM_TYPE, 'transfer-encoding': 'chunked' }));
+        const chunk = (bytes: Buffer | string) => socket.write(`${Buffer.byteLength(bytes).toString(16)}\r\n${bytes}\r\n`);
+        chunk(start);
+        chunk(`\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="f"; filename="big.bin"\r\n\r\n`);
+        // 11 MiB of a file, a MiB at a time, until the server has answered.
+        const mib = Buffer.alloc(1024 * 1024, 0x61);
+        for (let i = 0; i < 11 && !socket.destroyed; i++) {
+          chunk(mib.toString('latin1'));
+          await sleep(5);
+        }
+        const res = await answer;
+        assert.equal(res.status, 413);
+        return markers;
+      },
+    },
+    {
+      name: 'a client gone mid-compile from a multipart form',
+      async run() {
+        const { parts, markers } = markedForm('\n#for i in range(1000000) { let x = i * i }');
+        const abort = new AbortController();
+        const pending = generate(service, formBody(parts, BOUNDARY), {
+          headers: { 'content-type': FORM_TYPE },
+          signal: abort.signal,
+        }).catch((error: Error) => error);
         while ((await readiness(service)).busy === 0) await sleep(20);
         abort.abort();
         assert.ok((await pending) instanceof Error, 'the request was cut off');

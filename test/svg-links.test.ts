@@ -16,6 +16,12 @@ describe('SVG links', () => {
     assert.equal(out.toString(), svgOf(`<image href="data:image/png;base64,${Buffer.from('PNGDATA').toString('base64')}"/>`).toString());
   });
 
+  it('inlines an asset whose name holds spaces and non-ASCII letters, as written in the href', () => {
+    const assets = new Map([['img/Firmen Logo ü.png', Buffer.from('PNGDATA')]]);
+    const out = inlineLinkedAssets('s.svg', svgOf('<image href="img/Firmen Logo ü.png"/>'), assets, { bytes: 1000 });
+    assert.equal(out.toString(), svgOf(`<image href="data:image/png;base64,${Buffer.from('PNGDATA').toString('base64')}"/>`).toString());
+  });
+
   it('scans a million unterminated hrefs in one pass', () => {
     const svg = svgOf("href='".repeat(1_000_000));
     const before = process.cpuUsage();

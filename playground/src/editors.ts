@@ -5,7 +5,7 @@
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { json } from '@codemirror/lang-json';
 import { bracketMatching, ensureSyntaxTree, HighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language';
-import { EditorSelection, EditorState, StateEffect, StateField, type Extension } from '@codemirror/state';
+import { Compartment, EditorSelection, EditorState, StateEffect, StateField, Transaction, type Extension } from '@codemirror/state';
 import {
   Decoration,
   drawSelection,
@@ -109,13 +109,15 @@ export interface EditorOptions {
 
 export class CodeEditor {
   readonly view: EditorView;
+  /** Holds the undo history, so that loading an example can start it afresh. */
+  private readonly historySlot = new Compartment();
 
   constructor(options: EditorOptions) {
     const extensions: Extension[] = [
       lineNumbers(),
       highlightActiveLineGutter(),
       highlightActiveLine(),
-      history(),
+      this.historySlot.of(history()),
       drawSelection(),
       indentOnInput(),
       bracketMatching(),
@@ -155,14 +157,21 @@ export class CodeEditor {
     return this.view.state.doc.toString();
   }
 
-  /** Replaces the whole text (loading an example); problems are cleared. */
+  /**
+   * Replaces the whole text (loading an example); problems are cleared. The
+   * load is no step of the undo history, and the history before it is
+   * dropped (taking the history out and putting it back starts it afresh):
+   * undo never returns to an empty editor, or to another example's edits.
+   */
   setText(text: string): void {
     this.view.dispatch({
       changes: { from: 0, to: this.view.state.doc.length, insert: text },
       selection: EditorSelection.cursor(0),
-      effects: setProblems.of([]),
+      effects: [setProblems.of([]), this.historySlot.reconfigure([])],
+      annotations: Transaction.addToHistory.of(false),
       scrollIntoView: true,
     });
+    this.view.dispatch({ effects: this.historySlot.reconfigure(history()) });
   }
 
   setProblems(problems: Problem[]): void {

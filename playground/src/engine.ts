@@ -64,6 +64,7 @@ export class EngineMenus {
   ) {
     fill(engine, ENGINES);
     fill(standard, STANDARDS);
+    void this.nameDefault();
     engine.addEventListener('change', () => {
       if (engine.value !== '0.14') standard.value = '';
       onChange();
@@ -72,6 +73,17 @@ export class EngineMenus {
       if (standard.value !== '') engine.value = '0.14';
       onChange();
     });
+  }
+
+  /** Names the default engine's version in its option, "Service default (0.11.1)", once the service has said which it is. */
+  private async nameDefault(): Promise<void> {
+    try {
+      const response = await fetch('/playground/service.json', { credentials: 'omit' });
+      const { typstDefault } = (await response.json()) as { typstDefault?: unknown };
+      if (typeof typstDefault === 'string') this.engine.options[0]!.textContent = `Service default (${typstDefault})`;
+    } catch {
+      // The menu keeps its plain label.
+    }
   }
 
   /** The open example's e-invoice (`pdf.einvoice`), sent while a PDF/A-3 standard is chosen. */

@@ -1,24 +1,28 @@
 /**
- * The rules for an asset's name (DESIGN.md, "Assets"): a relative path of
- * segments of `A-Za-z0-9._-` joined by `/`, no `.` or `..` segment, no
- * leading `/`, no empty segment, at most 255 characters. Checked on the
- * name's bytes after JSON unescaping; the name never becomes a string here.
+ * The rules for an asset's name: a relative path as Typst takes it, minus
+ * what must never be. Any printable Unicode (spaces included) in segments
+ * joined by `/`; no `.` or `..` segment, no empty segment, no leading `/`,
+ * no backslash, no control character (C0, DEL, C1), valid UTF-8, at most
+ * 255 bytes; and no leading `~`, which the service's own files (the main
+ * file, the data) hold, so no asset can shadow or read them. Checked on the
+ * name's bytes (after JSON unescaping, or as a form's file name); the name
+ * never becomes a string here.
  */
+import { isUtf8 } from 'node:buffer';
 import { ASSET_NAME_PROBLEMS, assetNameTooLong } from '../messages.js';
 
 export const MAX_ASSET_NAME = 255;
 
 const SLASH = 0x2f;
 const DOT = 0x2e;
-
-/** A byte a path segment of a name may hold: `A-Za-z0-9._-`. */
-export const isNameCharacter = (b: number) =>
-  (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) || b === DOT || b === 0x5f || b === 0x2d;
+const BACKSLASH = 0x5c;
+const TILDE = 0x7e;
 
 /** What is wrong with the name in `bytes[from, to)` (unescaped), or null. */
 export function nameProblem(bytes: Uint8Array, from = 0, to = bytes.length): string | null {
   if (to === from) return ASSET_NAME_PROBLEMS.empty;
   if (bytes[from] === SLASH) return ASSET_NAME_PROBLEMS.absolute;
+  if (bytes[from] === TILDE) return ASSET_NAME_PROBLEMS.reserved;
   let segmentStart = from;
   for (let i = from; i <= to; i++) {
     const b = i < to ? bytes[i]! : SLASH;
@@ -32,10 +36,14 @@ export function nameProblem(bytes: Uint8Array, from = 0, to = bytes.length): str
         return ASSET_NAME_PROBLEMS.dotSegment;
       }
       segmentStart = i + 1;
-    } else if (!isNameCharacter(b)) {
-      return ASSET_NAME_PROBLEMS.character;
+    } else if (b === BACKSLASH) {
+      return ASSET_NAME_PROBLEMS.backslash;
+    } else if (b < 0x20 || b === 0x7f || (b === 0xc2 && i + 1 < to && bytes[i + 1]! >= 0x80 && bytes[i + 1]! <= 0x9f)) {
+      // C0 controls and DEL as bytes; C1 controls (U+0080 to U+009F) as UTF-8's C2 80 to C2 9F.
+      return ASSET_NAME_PROBLEMS.control;
     }
   }
+  if (!isUtf8(bytes.subarray(from, to))) return ASSET_NAME_PROBLEMS.notUtf8;
   if (to - from > MAX_ASSET_NAME) return assetNameTooLong(MAX_ASSET_NAME);
   return null;
 }

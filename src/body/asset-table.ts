@@ -21,7 +21,7 @@ import type { AssetEntry, BodyError, Kind, Range } from './layout.js';
 import { firstEscape, unescapeInto, withUnescaped } from './json-string.js';
 import { ownedBuffer } from './owned-buffer.js';
 
-const MAX_ASSETS = 1000;
+export const MAX_ASSETS = 1000;
 
 /**
  * A name's raw bytes beyond which it cannot be a valid name: an escape
@@ -30,13 +30,14 @@ const MAX_ASSETS = 1000;
  */
 const SCRATCH_BYTES = 6 * MAX_ASSET_NAME + 6;
 
-/** One random 32-bit word per (position, byte) of a valid name: names are ASCII and at most MAX_ASSET_NAME bytes. */
-const TABLE = new Int32Array(MAX_ASSET_NAME * 128);
+/** One random 32-bit word per (position, byte) of a valid name: at most MAX_ASSET_NAME bytes. */
+const TABLE = new Int32Array(MAX_ASSET_NAME * 256);
 randomFillSync(TABLE);
 
-function hashOf(bytes: Uint8Array, from: number, to: number): number {
+/** A hash of a name's bytes no client can aim at (also form-check.ts's, for a form's file names). */
+export function hashOf(bytes: Uint8Array, from: number, to: number): number {
   let hash = 0;
-  for (let i = from; i < to; i++) hash ^= TABLE[((i - from) << 7) | bytes[i]!]!;
+  for (let i = from; i < to; i++) hash ^= TABLE[((i - from) << 8) | bytes[i]!]!;
   return hash;
 }
 

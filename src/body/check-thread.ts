@@ -16,6 +16,7 @@
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { poolBuffer, poolSlot, releaseBody } from './body-pool.js';
+import { checkForm } from './form-check.js';
 import { type BodyCheck, type CheckOptions, checkBody, LARGE_DATA_BYTES } from './json-check.js';
 
 /**
@@ -24,6 +25,8 @@ import { type BodyCheck, type CheckOptions, checkBody, LARGE_DATA_BYTES } from '
  */
 interface Request {
   id: number;
+  /** A multipart form's boundary (form-check.ts); absent: a JSON body. */
+  boundary?: Uint8Array;
   slot?: number;
   buffer?: ArrayBuffer | SharedArrayBuffer;
   offset: number;
@@ -56,16 +59,16 @@ export class BodyChecker {
   }
 
   /**
-   * Checks `body`. Large bodies are checked on the checking thread; one
+   * Checks `body`: a JSON body, or with `boundary` a multipart form. Large bodies are checked on the checking thread; one
    * that is not in a pool buffer is moved there: `body` is then empty
    * (detached) and the bytes are those of the answer. A thrown error means
    * the bytes were wiped.
    */
-  check(body: Buffer): Promise<CheckedBytes> {
+  check(body: Buffer, boundary?: Uint8Array): Promise<CheckedBytes> {
     const slot = poolSlot(body);
     if (body.length < LARGE_DATA_BYTES || (slot === undefined && !(body.buffer instanceof ArrayBuffer))) {
       try {
-        return Promise.resolve({ bytes: body, check: checkBody(body, this.options) });
+        return Promise.resolve({ bytes: body, check: checkEither(body, boundary, this.options) });
       } catch (error) {
         releaseBody(body);
         return Promise.reject(error as Error);
@@ -74,6 +77,7 @@ export class BodyChecker {
     const thread = this.start();
     const id = this.nextId++;
     const request: Request = { id, offset: body.byteOffset, length: body.length };
+    if (boundary) request.boundary = boundary;
     if (slot === undefined) request.buffer = body.buffer;
     else {
       request.slot = slot;
@@ -131,16 +135,20 @@ export class BodyChecker {
   }
 }
 
+/** A JSON body's check, or a form's when there is a boundary. */
+const checkEither = (body: Buffer, boundary: Uint8Array | undefined, options: CheckOptions) =>
+  boundary ? checkForm(body, boundary, options) : checkBody(body, options);
+
 /** The checking thread: checks each body it is sent and sends it back with the outcome. */
 function serve(options: CheckOptions): void {
   const pool = new Map<number, SharedArrayBuffer>();
-  parentPort!.on('message', ({ id, slot, buffer, offset, length }: Request) => {
+  parentPort!.on('message', ({ id, slot, buffer, offset, length, boundary }: Request) => {
     if (slot !== undefined && buffer) pool.set(slot, buffer as SharedArrayBuffer);
     const moved = slot === undefined ? (buffer as ArrayBuffer) : undefined;
     const body = Buffer.from(moved ?? pool.get(slot!)!, offset, length);
     let reply: Reply;
     try {
-      reply = { id, buffer: moved, check: checkBody(body, options) };
+      reply = { id, buffer: moved, check: checkEither(body, boundary, options) };
     } catch (error) {
       // A body that could not be checked is wiped by the main thread (releaseBody), not here.
       reply = { id, buffer: moved, error: (error as Error).message };

@@ -1,9 +1,10 @@
 /**
  * The bytes of an error answer, `{"error": "..."}`. One that names an asset
- * copies the name's bytes from the body (they are valid JSON string content
- * as they stand), so the name never becomes a string; the caller wipes the
- * buffer once it is sent.
+ * copies the name's bytes from the body (a JSON body's are valid JSON string
+ * content as they stand; a form's are escaped), so the name never becomes a
+ * string; the caller wipes the buffer once it is sent.
  */
+import { isUtf8 } from 'node:buffer';
 import type { BodyError } from './layout.js';
 import { utf8Width } from '../text-position.js';
 import { ownedBuffer } from './owned-buffer.js';
@@ -33,11 +34,46 @@ function cutAt(raw: Uint8Array, limit: number): number {
   return safe;
 }
 
+const HEX = Buffer.from('0123456789abcdef');
+
+/**
+ * A form's file name as JSON string content, in a buffer of its own: `"`
+ * and `\` escaped, and every control byte and byte of broken UTF-8 as
+ * `\u00XX`, so that the answer is valid JSON whatever the name holds.
+ */
+function escapedName(raw: Uint8Array): Buffer {
+  const out = ownedBuffer(raw.length * 6);
+  let o = 0;
+  for (let i = 0; i < raw.length; ) {
+    const b = raw[i]!;
+    const width = b < 0x80 ? 1 : utf8Width(b);
+    if (b >= 0x80 && width > 1 && isUtf8(raw.subarray(i, i + width))) {
+      out.set(raw.subarray(i, i + width), o);
+      o += width;
+      i += width;
+      continue;
+    }
+    if (b === 0x22 || b === 0x5c) {
+      out[o++] = 0x5c;
+      out[o++] = b;
+    } else if (b < 0x20 || b >= 0x7f) {
+      o += out.write('\\u00', o, 'latin1');
+      out[o++] = HEX[b >> 4]!;
+      out[o++] = HEX[b & 15]!;
+    } else {
+      out[o++] = b;
+    }
+    i++;
+  }
+  return out.subarray(0, o);
+}
+
 export function errorBody(body: Uint8Array, error: BodyError): Buffer {
   if ('message' in error) return jsonErrorBody(error.message);
   const before = Buffer.from(JSON.stringify({ error: error.before }).slice(0, -2));
   const after = Buffer.from(`${JSON.stringify(error.after).slice(1, -1)}"}`);
-  const name = body.subarray(error.name.start, error.name.end);
+  const sent = body.subarray(error.name.start, error.name.end);
+  const name = error.raw ? escapedName(sent) : sent;
   const cut = cutAt(name, NAME_BYTES);
   const ellipsis = cut < name.length ? Buffer.from('...') : Buffer.alloc(0);
   const out = ownedBuffer(before.length + cut + ellipsis.length + after.length);
@@ -46,5 +82,6 @@ export function errorBody(body: Uint8Array, error: BodyError): Buffer {
     out.set(part, at);
     at += part.length;
   }
+  if (error.raw) name.fill(0);
   return out;
 }

@@ -48,7 +48,7 @@ export interface CheckOptions {
 export const LARGE_DATA_BYTES = 256 * 1024;
 
 /** A top-level field's occurrence: where its value is and what kind it is. */
-interface Field {
+export interface Field {
   value: Range;
   kind: Kind;
   /** Only for `template`: where its first unpaired surrogate escape is, if any (byte of the `\`). */
@@ -178,7 +178,7 @@ function parse(
   return { topIsObject: true, fields };
 }
 
-const message = (text: string): BodyCheck => ({ ok: false, error: { status: 400, message: text } });
+export const message = (text: string): BodyCheck => ({ ok: false, error: { status: 400, message: text } });
 const isNull = (body: Uint8Array, field: Field) => field.kind === 'literal' && body[field.value.start] === 0x6e;
 
 /** Which of `values` the JSON string `range` (between its quotes) equals after unescaping, compared as bytes. */
@@ -221,8 +221,11 @@ function checkEinvoice(body: Uint8Array, entry: Member): EinvoiceOptions | BodyC
   return options;
 }
 
-/** `pdf`: an object of `standard` (one of Typst 0.14's), `tagged` (a boolean) and `einvoice`; of a repeated key the last counts. */
-function checkPdf(body: Uint8Array, field: Field): PdfOptions | BodyCheck {
+/**
+ * `pdf`: an object of `standard` (one of Typst 0.14's), `tagged` (a boolean) and `einvoice`; of a repeated key the last counts.
+ * Also a form's `pdf` part (form-check.ts).
+ */
+export function checkPdf(body: Uint8Array, field: Pick<Field, 'kind' | 'entries'>): PdfOptions | BodyCheck {
   if (field.kind !== 'object') return message(MESSAGES.pdfField);
   const options: PdfOptions = {};
   // Of a repeated key only the last is read, as JSON.parse would keep it: an earlier value is not checked.

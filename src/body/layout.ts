@@ -15,7 +15,10 @@ export interface Range {
 /** The kind of a JSON value, from its first byte. */
 export type Kind = 'object' | 'array' | 'string' | 'number' | 'literal';
 
-/** One asset: the raw bytes of its key and of its value string, between their quotes (escapes not decoded). */
+/**
+ * One asset: the raw bytes of its key and of its value string, between
+ * their quotes (escapes not decoded); in a form, its file name and its bytes.
+ */
 export interface AssetEntry {
   name: Range;
   value: Range;
@@ -37,6 +40,12 @@ export interface BodyLayout {
    * `json()` checks it, and a job that fails is checked exactly by the worker.
    */
   dataUnchecked?: boolean;
+  /**
+   * The body is a multipart form (form-check.ts): the template and the
+   * names are UTF-8 text and the assets the files' bytes, as sent (no JSON
+   * escapes, no base64).
+   */
+  form?: boolean;
 }
 
 /**
@@ -44,4 +53,7 @@ export interface BodyLayout {
  * but the name is request content: it stays bytes of the body, between two
  * fixed parts (see error-body.ts).
  */
-export type BodyError = { status: 400; message: string } | { status: 400; before: string; name: Range; after: string };
+export type BodyError =
+  | { status: 400; message: string }
+  /** `raw`: the name is a form's file name, bytes as sent, not JSON string content. */
+  | { status: 400; before: string; name: Range; after: string; raw?: boolean };

@@ -7,6 +7,7 @@
 import { decodeAssetValue } from '../body/base64.js';
 import { errorBody } from '../body/error-body.js';
 import { unescapeJsonString } from '../body/json-string.js';
+import { ownedBuffer } from '../body/owned-buffer.js';
 import type { Range } from '../body/layout.js';
 import { EINVOICE_MESSAGES, einvoiceWarningsHeader } from '../messages.js';
 import type { Job } from '../render/job.js';
@@ -20,10 +21,16 @@ export type FinishedJob = { ok: true; pdf: Buffer; warnings: Buffer } | { ok: fa
 function assetNamed(job: Job, name: Buffer): Buffer | undefined {
   for (let i = job.layout.assets.length - 1; i >= 0; i--) {
     const asset = job.layout.assets[i]!;
-    const candidate = unescapeJsonString(job.body, asset.name);
+    // A form's names and files are as sent (render/engine.ts mapAssets); JSON's are escaped and base64.
+    const { form } = job.layout;
+    const candidate = form ? job.body.subarray(asset.name.start, asset.name.end) : unescapeJsonString(job.body, asset.name);
     const same = candidate.equals(name);
-    candidate.fill(0);
-    if (same) return decodeAssetValue(job.body, asset.value);
+    if (!form) candidate.fill(0);
+    if (!same) continue;
+    if (!form) return decodeAssetValue(job.body, asset.value);
+    const value = ownedBuffer(asset.value.end - asset.value.start);
+    job.body.copy(value, 0, asset.value.start, asset.value.end);
+    return value;
   }
   return undefined;
 }

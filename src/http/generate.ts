@@ -7,14 +7,16 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { giveBack, wipeBody } from '../body/body-pool.js';
-import { PoolUnavailableError, WorkerCrashError } from '../render/errors.js';
+import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../render/errors.js';
 import type { Job, Outcome } from '../render/job.js';
 import { httpStatus, WORKER_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
 import type { CrashLimit } from './crash-limit.js';
 import { requireJsonWithinLimit } from './json-body.js';
-import { ENGINE_IDS, ENGINE_VERSIONS, PDF_STANDARDS } from '../typst-version.js';
+import { MESSAGES } from '../messages.js';
+import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, PDF_STANDARDS } from '../typst-version.js';
 import { EINVOICE_PROFILES } from '../finish/facturx.js';
+import { HttpError } from './errors.js';
 
 export interface Renderer {
   render(job: Job, signal?: AbortSignal): Promise<Outcome>;
@@ -31,20 +33,20 @@ export const generateBodySchema = {
       type: 'object',
       description:
         'Files the template reads by name (`#image("logo.png")`, `#read`, `#csv`, `#json`, `#include`), by relative or absolute path. ' +
-        'Names: segments of `A-Za-z0-9._-` joined by `/`, no `.` or `..` segment, no leading `/`, at most 255 characters; at most 1,000 entries. ' +
+        'Names: relative paths of any printable Unicode (spaces included) in segments joined by `/`; no `.`, `..` or empty segment, no leading `/` or `~`, no backslash, no control character, at most 255 bytes of UTF-8; at most 1,000 entries. ' +
         'Values: base64 (standard alphabet; padding and ASCII whitespace tolerated) or a `data:<type>;base64,` URL. They count toward the 10 MB body limit. ' +
         'A PNG, JPEG, GIF or WebP (told by its first bytes) whose header declares more pixels than the service allows (MAX_IMAGE_PIXELS, 100 megapixels unless set) is refused with 400 before any compile.',
       maxProperties: 1000,
       propertyNames: {
         type: 'string',
         maxLength: 255,
-        pattern: '^(?!\\.{1,2}(/|$))(?!.*/\\.{1,2}(/|$))[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$',
+        pattern: '^(?![/~])(?!.*//)(?!(.*/)?\\.{1,2}(/|$))(?!.*/$)[^\\\\\\u0000-\\u001f\\u007f-\\u009f]+$',
       },
       additionalProperties: { type: 'string', description: 'base64, or data:<type>;base64,<base64>' },
       examples: [{ 'logo.png': 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==' }],
     },
     typst: {
-      enum: [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id])],
+      enum: [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id]), null],
       description:
         "The Typst engine: `0.11` (Typst 0.11.1) or `0.14` (Typst 0.14.2), or the exact version. Absent or null: the operator's default (TYPST_VERSION, `0.11` unless set). " +
         'The answer names the version in `X-Typst-Version`.',
@@ -89,6 +91,25 @@ export const generateBodySchema = {
   },
 } as const;
 
+/** The same request as a multipart form, for the OpenAPI document (checked byte by byte in body/form-check.ts). */
+export const generateFormSchema = {
+  type: 'object',
+  required: ['data', 'template'],
+  properties: {
+    template: { type: 'string', format: 'binary', description: 'Typst markup (UTF-8), a file or a field.' },
+    data: { type: 'string', format: 'binary', description: 'A JSON object, a file or a field.' },
+    typst: { enum: [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id])], description: 'As in JSON.' },
+    pdf: { type: 'string', description: 'The JSON object of `pdf` in JSON, as text.' },
+  },
+  additionalProperties: {
+    type: 'string',
+    format: 'binary',
+    description:
+      'Every other part is a file (it must carry a file name), an asset under its file name, its bytes as they are; at most 1,000. ' +
+      'A field of another name, or a second part of one name, is refused.',
+  },
+} as const;
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Time the worker spent compiling, for the request log. */
@@ -96,44 +117,79 @@ declare module 'fastify' {
   }
 }
 
-export function generateRoute(app: FastifyInstance, renderer: Renderer, answers: AnswerLimits, crashes: CrashLimit): void {
+/** The other methods on the route: 405, before the key or the body is looked at. */
+const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+
+export function methodNotAllowedRoute(app: FastifyInstance): void {
+  app.route({
+    method: [...OTHER_METHODS],
+    url: '/v1/pdf/generate',
+    onRequest: async () => {
+      throw new HttpError(405, MESSAGES.methodNotAllowed, { allow: 'POST' });
+    },
+    handler: async () => undefined,
+  });
+}
+
+export function generateRoute(
+  app: FastifyInstance,
+  renderer: Renderer,
+  answers: AnswerLimits,
+  crashes: CrashLimit,
+  defaultEngine: EngineId,
+): void {
   app.decorateRequest('compileMs', undefined);
   app.decorateRequest('outputRefused', undefined);
-  app.post<{ Body: Job }>('/v1/pdf/generate', { onRequest: [crashes.refuse, requireJsonWithinLimit] }, async (request, reply) => {
-    const job = request.body;
-    const { body: bytes } = job;
-    // The body is wiped when the response is done or abandoned; a pool buffer (body-pool.ts) goes back
-    // once the job has settled too: only then has the pipe to the worker stopped reading from it.
-    // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
-    // One listener for both: a large PDF's stream adds its own, and Node warns past ten.
-    let settled: Promise<unknown> = Promise.resolve();
-    const abort = new AbortController();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
-      wipeBody(bytes);
-      const giveBackBuffer = () => giveBack(bytes);
-      settled.then(giveBackBuffer, giveBackBuffer);
-    });
-    if (answers.full()) throw new PoolUnavailableError('answers_pending');
-    const rendering = renderer.render(job, abort.signal);
-    settled = rendering;
-    // A worker that died with the job (answered 500 by the error handler) counts toward the key's crash limit.
-    rendering.catch((error: unknown) => error instanceof WorkerCrashError && crashes.count(request));
-    const result = await rendering;
-    reply.wipeAfterResponse(result.frame);
-    request.compileMs = result.compileMs;
-    reply.header('x-typst-version', result.typstVersion);
-    if (result.kind === 'failed') {
-      if (result.status === WORKER_STATUS.pdfTooLarge) request.outputRefused = 'pdf_too_large';
-      return reply.code(httpStatus(result.status)).type('application/json; charset=utf-8').send(result.errorBody);
-    }
-    if (result.warnings) reply.header('x-typst-warnings', result.warnings);
-    if (result.einvoiceWarnings) reply.header('x-einvoice-warnings', result.einvoiceWarnings);
-    reply.code(200).headers({
-      'content-type': 'application/pdf',
-      'content-length': String(result.pdf.length),
-      'content-disposition': 'inline; filename="document.pdf"',
-    });
-    return answers.send(request, reply, result.pdf, result.frame.length);
-  });
+  app.post<{ Body: Job | HttpError }>(
+    '/v1/pdf/generate',
+    { onRequest: [crashes.refuse, requireJsonWithinLimit] },
+    async (request, reply) => {
+      // A body the check refused comes as its answer (http/json-body.ts).
+      if (request.body instanceof HttpError) throw request.body;
+      const job = request.body;
+      const { body: bytes } = job;
+      // The body is wiped when the response is done or abandoned; a pool buffer (body-pool.ts) goes back
+      // once the job has settled too: only then has the pipe to the worker stopped reading from it.
+      // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
+      // One listener for both: a large PDF's stream adds its own, and Node warns past ten.
+      let settled: Promise<unknown> = Promise.resolve();
+      const abort = new AbortController();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) abort.abort();
+        wipeBody(bytes);
+        const giveBackBuffer = () => giveBack(bytes);
+        settled.then(giveBackBuffer, giveBackBuffer);
+      });
+      if (answers.full()) throw new PoolUnavailableError('answers_pending');
+      const rendering = renderer.render(job, abort.signal);
+      settled = rendering;
+      // A worker that died with the job (answered 500 by the error handler) counts toward the key's crash limit.
+      rendering.catch((error: unknown) => error instanceof WorkerCrashError && crashes.count(request));
+      let result: Outcome;
+      try {
+        result = await rendering;
+      } catch (error) {
+        // A compile stopped at its time or memory limit ran on an engine too: its answer names it, as every compile's does.
+        if (error instanceof CompileTimeoutError || error instanceof MemoryLimitError) {
+          reply.header('x-typst-version', ENGINE_VERSIONS[job.layout.typst ?? defaultEngine]);
+        }
+        throw error;
+      }
+      reply.wipeAfterResponse(result.frame);
+      request.compileMs = result.compileMs;
+      reply.header('x-typst-version', result.typstVersion);
+      if (result.kind === 'failed') {
+        if (result.status === WORKER_STATUS.pdfTooLarge) request.outputRefused = 'pdf_too_large';
+        return reply.code(httpStatus(result.status)).type('application/json; charset=utf-8').send(result.errorBody);
+      }
+      if (result.warnings) reply.header('x-typst-warnings', result.warnings);
+      if (result.einvoiceWarnings) reply.header('x-einvoice-warnings', result.einvoiceWarnings);
+      reply.code(200).headers({
+        'content-type': 'application/pdf',
+        'content-length': String(result.pdf.length),
+        'content-disposition': 'inline; filename="document.pdf"',
+      });
+      return answers.send(request, reply, result.pdf, result.frame.length);
+    },
+  );
 }

@@ -1,5 +1,6 @@
 /**
- * The only request body the API accepts: JSON, UTF-8, at most 10 MB, read
+ * The request bodies the API accepts: JSON, UTF-8, or a multipart form
+ * (body/form-check.ts), at most 10 MB, read
  * into a buffer the service owns and checked byte by byte (src/body/): it
  * never becomes a JavaScript string or object here, and it is wiped once
  * the response is sent.
@@ -8,12 +9,14 @@
  * (an onRequest hook), and while reading, for chunked bodies that have no
  * length.
  */
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BodyChecker } from '../body/check-thread.js';
 import { releaseBody } from '../body/body-pool.js';
 import { errorBody } from '../body/error-body.js';
 import type { CheckOptions } from '../body/json-check.js';
 import { BodyRefusedError, type PendingBodies } from '../body/pending-bodies.js';
+import { formBoundary } from '../body/multipart.js';
 import type { Job } from '../render/job.js';
 import { BodyIncompleteError, BodyTimeoutError, BodyTooLargeError, firstBodyBytes, receiveBody } from '../body/receive.js';
 import { MAX_BODY_BYTES } from '../config.js';
@@ -45,7 +48,12 @@ export function registerJsonBody(app: FastifyInstance, options: BodyOptions): vo
   const checker = new BodyChecker(checkOptions);
   app.addHook('onClose', () => checker.close());
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', (request, payload, done) => {
+  const parse = (
+    request: FastifyRequest,
+    payload: IncomingMessage,
+    done: (error: Error | null, body?: Job | HttpError) => void,
+    boundary?: Buffer,
+  ) => {
     const declaredLength = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
     const room = bodies.admit(request.raw, firstBodyBytes(declaredLength, MAX_BODY_BYTES));
     if (room instanceof Error) return done(refusalOf(room, bodyTimeoutMs), undefined);
@@ -53,18 +61,25 @@ export function registerJsonBody(app: FastifyInstance, options: BodyOptions): vo
     sendContinue(request.raw);
     // A check that throws has wiped the bytes; its error goes to the error handler as any other.
     receiveBody(payload, { declaredLength, limit: MAX_BODY_BYTES, idleMs: bodyTimeoutMs, room })
-      .then((received) => checker.check(received))
+      .then((received) => checker.check(received, boundary))
       .then(
         ({ bytes, check }) => {
           if (check.ok) return done(null, { body: bytes, layout: check.layout } satisfies Job);
           // The answer may name an asset: it is made as bytes from the body, and wiped once sent.
           const answer = errorBody(bytes, check.error);
           releaseBody(bytes);
-          done(new HttpError(check.error.status, '', {}, answer), undefined);
+          // Handed to the route as its body, not as a parse error: Fastify closes the connection after those,
+          // and this body was read whole, so the connection stays open as after any other 400.
+          done(null, new HttpError(check.error.status, '', {}, answer));
         },
         (error: Error) => done(refusalOf(error, bodyTimeoutMs), undefined),
       );
-  });
+  };
+  app.addContentTypeParser('application/json', (request, payload, done) => parse(request, payload, done));
+  // A form is received the same way, and checked by its own parser (body/form-check.ts); its boundary was checked onRequest.
+  app.addContentTypeParser('multipart/form-data', (request, payload, done) =>
+    parse(request, payload, done, formBoundary(request.headers['content-type'] ?? '') as Buffer),
+  );
 }
 
 /** Encodings as a client may name them, shown in the answer only if they look like one. */
@@ -72,12 +87,15 @@ const ENCODING = /^[\w.,+ -]{1,40}$/;
 
 /**
  * onRequest, before a byte of the body is read: 415 unless the body is
- * declared JSON, and uncompressed; 400 for an HTTP/1.0 body without a
+ * declared JSON or a form, and uncompressed; 400 for a form without its boundary; 400 for an HTTP/1.0 body without a
  * length; 413 when Content-Length already says too much.
  */
 export async function requireJsonWithinLimit(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-  const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json') throw new HttpError(415, MESSAGES.unsupportedMediaType);
+  const contentType = request.headers['content-type'] ?? '';
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json' && type !== 'multipart/form-data') throw new HttpError(415, MESSAGES.unsupportedMediaType);
+  const boundary = type === 'multipart/form-data' ? formBoundary(contentType) : undefined;
+  if (typeof boundary === 'string') throw new HttpError(400, boundary);
   const encoding = request.headers['content-encoding']?.trim();
   if (encoding && encoding.toLowerCase() !== 'identity') {
     throw new HttpError(415, unsupportedEncoding(ENCODING.test(encoding) ? encoding.toLowerCase() : 'unknown'));

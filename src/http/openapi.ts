@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { SERVICE_VERSION, TYPST_VERSION } from '../version.js';
 import { ENGINE_IDS, ENGINE_VERSIONS } from '../typst-version.js';
 import { MESSAGES } from '../messages.js';
-import { generateBodySchema } from './generate.js';
+import { generateBodySchema, generateFormSchema } from './generate.js';
 
 type Json = Record<string, unknown>;
 
@@ -62,8 +62,12 @@ function openApiDocument(options: OpenApiOptions): Json {
         security: [{ bearerAuth: [] }],
         requestBody: {
           required: true,
-          description: 'At most 10 × 1024 × 1024 bytes of UTF-8 JSON.',
-          content: { 'application/json': { schema: generateBodySchema } },
+          description:
+            'At most 10 × 1024 × 1024 bytes: UTF-8 JSON, or a multipart form with the same fields, whose files travel as they are.',
+          content: {
+            'application/json': { schema: generateBodySchema },
+            'multipart/form-data': { schema: generateFormSchema },
+          },
         },
         responses: {
           '200': {
@@ -105,16 +109,40 @@ function openApiDocument(options: OpenApiOptions): Json {
               },
             },
           ),
+          '404': errorResponse('Any path that is not one of an operation here.'),
+          '408': errorResponse('The request, or its body, was not received in time.'),
           '413': errorResponse('The body exceeds 10 × 1024 × 1024 bytes.'),
-          '415': errorResponse('`Content-Type` is not `application/json`.'),
+          '415': errorResponse('`Content-Type` is neither `application/json` nor `multipart/form-data`, or the body is compressed.'),
           '422': errorResponse(
             'The compile exceeded the time or memory limit and was stopped, the PDF is over its limit, ' +
               'or the template or a string in `data` holds text the engines crash on (refused before the compile).',
+            {
+              'X-Typst-Version': {
+                required: true,
+                description: 'The exact Typst version of the engine the compile ran on.',
+                schema: { enum: ENGINE_IDS.map((id) => ENGINE_VERSIONS[id]) },
+              },
+            },
           ),
+          '431': errorResponse('The request headers exceed 16 KiB.'),
           '500': errorResponse('The compiler crashed.'),
           ...protectedResponses,
         },
       },
+      ...Object.fromEntries(
+        ['get', 'put', 'delete', 'patch'].map((method) => [
+          method,
+          {
+            operationId: `${method}GenerateNotAllowed`,
+            summary: 'Not allowed: the route takes POST only',
+            responses: {
+              '405': errorResponse('The route takes POST only.', {
+                Allow: { required: true, description: 'The one method the route takes.', schema: { const: 'POST' } },
+              }),
+            },
+          },
+        ]),
+      ),
     },
     '/v1/fonts': {
       get: {

@@ -2,7 +2,8 @@
  * The template playground: a static page at GET /playground (GET / redirects
  * there) where a template, its data and assets are edited and previewed.
  *
- * Only files are served here, from the build output dist/playground/
+ * Files are served here, from the build output dist/playground/, and the
+ * one setting the page shows (service.json: the default engine's version)
  * (`npm run build`, scripts/build-playground.mjs; the page's source is in
  * playground/). The page compiles through POST /v1/pdf/generate with the
  * key its user types, so it is authenticated and rate-limited like any
@@ -53,6 +54,8 @@ const IMMUTABLE = /^\/playground\/assets\//;
 
 export interface PlaygroundOptions {
   enabled: boolean;
+  /** The exact Typst version of the service's default engine, which the page's engine menu names. */
+  defaultTypst: string;
   /** Folder of the built page; defaults to dist/playground/. */
   root?: string;
 }
@@ -85,6 +88,8 @@ export async function playgroundRoutes(app: FastifyInstance, options: Playground
       serveDotFiles: false,
     });
     scope.get('/playground', (_request, reply) => reply.sendFile('index.html'));
+    // What the page cannot know from its files: the operator's default engine (TYPST_VERSION).
+    scope.get('/playground/service.json', async () => ({ typstDefault: options.defaultTypst }));
   });
   app.get('/', (_request, reply) => reply.redirect('/playground', 302));
 }

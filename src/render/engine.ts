@@ -7,7 +7,8 @@
  * job; every path, absolute or `../`, resolves inside that empty root.
  *
  * A job arrives as the request body's bytes and the places of its fields.
- * The template is unescaped from its JSON string straight into a buffer and
+ * The template is unescaped from its JSON string (or copied from its form
+ * part) straight into a buffer and
  * becomes the main file, behind a one-line prefix that binds `data`; `data`
  * is the JSON of the `data` field as sent; each asset is decoded into a
  * file of its own name. None of it becomes a JavaScript string: the
@@ -30,8 +31,8 @@ import type { EngineId } from '../typst-version.js';
 import type { RuleFile } from '../finish/business-rules.js';
 
 /**
- * The service's own files. Their names hold `~`, which no asset name may
- * (assets are `A-Za-z0-9._-` segments), so no asset can shadow or read them.
+ * The service's own files. Their names start with `~`, which no asset name
+ * may (asset-names.ts), so no asset can shadow or read them.
  * The main file sits in the root, so that relative paths in the template
  * (`#image("logo.png")`) resolve from the root, where assets are mapped.
  *
@@ -75,6 +76,13 @@ export interface EngineOptions {
   maxImagePixels?: number;
   /** EINVOICE_RULES: the operator's business-rule stylesheets, by profile (finish/business-rules.ts). */
   einvoiceRules?: RuleFile[];
+}
+
+/** A copy of `body[range]` in a buffer of its own, which the caller wipes. */
+function copyOf(body: Buffer, range: { start: number; end: number }): Buffer {
+  const copy = ownedBuffer(range.end - range.start);
+  body.copy(copy, 0, range.start, range.end);
+  return copy;
 }
 
 /** What the engine made of a job: the PDF and its warnings, or why the template failed (the worker words it). */
@@ -127,7 +135,7 @@ export class TypstEngine {
     this.dirty = true;
     this.mainFile = VIRTUAL_ROOT + MAIN_FILES[this.jobs++ % MAIN_FILES.length];
     const { body, layout } = job;
-    const template = unescapeJsonString(body, layout.template);
+    const template = layout.form ? copyOf(body, layout.template) : unescapeJsonString(body, layout.template);
     // A leading byte order mark is dropped, as the Typst CLI does, so line 1 keeps its meaning.
     const bom = bomLength(template);
     const source = template.subarray(bom);
@@ -202,9 +210,13 @@ export class TypstEngine {
     const assets = new Map<string, Buffer>();
     try {
       for (const asset of layout.assets) {
+        // The path is a string the binding needs (a name, never the content); a form's names and files are as sent.
+        if (layout.form) {
+          assets.set(body.toString('utf8', asset.name.start, asset.name.end), copyOf(body, asset.value));
+          continue;
+        }
         const name = unescapeJsonString(body, asset.name);
-        // The path is a string the binding needs; asset names are checked to be `A-Za-z0-9._-/` only.
-        assets.set(name.toString('latin1'), decodeAssetValue(body, asset.value));
+        assets.set(name.toString('utf8'), decodeAssetValue(body, asset.value));
         name.fill(0);
       }
       const budget = { bytes: INLINE_BUDGET_BYTES };

@@ -35,11 +35,11 @@ const MAX_FRAME_BYTES = 1024 * 1024 * 1024;
 /**
  * A job's options, after the asset count: the engine (0: the default, else
  * its index + 1), the PDF standard (0: none, else its index + 1), tagging
- * (0: Typst's default, 1: off, 2: on), whether `data` is left to Typst
- * (1: BodyLayout.dataUnchecked), the e-invoice (0: none, 1: one without a
- * profile, else the profile's index + 2) and where its XML's name is in the
- * body (u32 start and end; both 0: the default name). Fixed values and
- * offsets, no request content.
+ * (0: Typst's default, 1: off, 2: on), flags (1: `data` is left to Typst,
+ * BodyLayout.dataUnchecked; 2: the body is a form, BodyLayout.form), the
+ * e-invoice (0: none, 1: one without a profile, else the profile's index +
+ * 2) and where its XML's name is in the body (u32 start and end; both 0:
+ * the default name). Fixed values and offsets, no request content.
  */
 const OPTION_BYTES = 13;
 
@@ -47,7 +47,7 @@ function writeOptions(buffer: Buffer, at: number, layout: BodyLayout): number {
   buffer.writeUInt8(layout.typst ? ENGINE_IDS.indexOf(layout.typst) + 1 : 0, at);
   buffer.writeUInt8(layout.pdf?.standard ? PDF_STANDARDS.indexOf(layout.pdf.standard) + 1 : 0, at + 1);
   buffer.writeUInt8(layout.pdf?.tagged === undefined ? 0 : layout.pdf.tagged ? 2 : 1, at + 2);
-  buffer.writeUInt8(layout.dataUnchecked ? 1 : 0, at + 3);
+  buffer.writeUInt8((layout.dataUnchecked ? 1 : 0) | (layout.form ? 2 : 0), at + 3);
   const einvoice = layout.pdf?.einvoice;
   buffer.writeUInt8(einvoice ? (einvoice.profile ? EINVOICE_PROFILES.indexOf(einvoice.profile) + 2 : 1) : 0, at + 4);
   buffer.writeUInt32LE(einvoice?.xml?.start ?? 0, at + 5);
@@ -55,13 +55,15 @@ function writeOptions(buffer: Buffer, at: number, layout: BodyLayout): number {
   return at + OPTION_BYTES;
 }
 
-function readOptions(bytes: Buffer, at: number): Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked'> {
+function readOptions(bytes: Buffer, at: number): Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked' | 'form'> {
   const engine = bytes.readUInt8(at);
   const standard = bytes.readUInt8(at + 1);
   const tagged = bytes.readUInt8(at + 2);
-  const options: Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked'> = {};
+  const flags = bytes.readUInt8(at + 3);
+  const options: Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked' | 'form'> = {};
   if (engine > 0) options.typst = ENGINE_IDS[engine - 1];
-  if (bytes.readUInt8(at + 3) === 1) options.dataUnchecked = true;
+  if (flags & 1) options.dataUnchecked = true;
+  if (flags & 2) options.form = true;
   const einvoice = bytes.readUInt8(at + 4);
   if (standard > 0 || tagged > 0 || einvoice > 0) {
     options.pdf = {};

@@ -10,7 +10,6 @@
  * attribute values, which needs no XML parser, and base64 is encoded into
  * a buffer the caller wipes.
  */
-import { isNameCharacter } from '../body/asset-names.js';
 import { base64Length, encodeBase64Into } from '../body/base64.js';
 import { ownedBuffer } from '../body/owned-buffer.js';
 
@@ -26,8 +25,12 @@ const HREF = Buffer.from('href=');
 
 export const isSvg = (name: string) => /\.svg$/i.test(name);
 
-/** Bytes an asset name may hold: those of its segments, and `/`. */
-const nameByte = (b: number) => isNameCharacter(b) || b === 0x2f;
+/**
+ * Bytes an href that names an asset may hold: any a name may (printable
+ * UTF-8, spaces, `/`), but not a quote, `=`, `<` or `>`, so that the scan
+ * of one value never runs into the next attribute.
+ */
+const nameByte = (b: number) => b >= 0x20 && b !== 0x22 && b !== 0x27 && b !== 0x3d && b !== 0x3c && b !== 0x3e && b !== 0x5c && b !== 0x7f;
 
 function mediaType(name: string): string | undefined {
   return MEDIA_TYPES[/\.([a-z]+)$/i.exec(name)?.[1]?.toLowerCase() ?? ''];
@@ -68,14 +71,14 @@ export interface InlineBudget {
   bytes: number;
 }
 
-/** Longest href compared with asset names: a name is at most 255 characters, `./` and `../` may come before. */
+/** Longest href compared with asset names: a name is at most 255 bytes, `./` and `../` may come before. */
 const MAX_HREF = 300;
 
 /**
  * The SVG `svg` (asset `svgName`) with the hrefs that name other assets made
- * `data:` URLs; the same buffer if there are none. Names are ASCII (asset
- * names are checked), so an href is compared as ASCII text only when it
- * could be one: short, and of the characters names may hold. Linear in the
+ * `data:` URLs; the same buffer if there are none. An href is compared
+ * with the names only when it could be one: short, and of the bytes names
+ * may hold (UTF-8 text, spaces included, as written). Linear in the
  * SVG: the scan of an href's value stops at the first byte a name cannot
  * hold (an `=` among them, so scans do not overlap), and each asset is
  * encoded once however often it is named.
@@ -91,7 +94,7 @@ export function inlineLinkedAssets(svgName: string, svg: Buffer, assets: Readonl
     let end = start;
     while (end < svg.length && end - start <= MAX_HREF && nameByte(svg[end]!)) end++;
     if (svg[end] !== quote || end - start > MAX_HREF) continue;
-    const name = resolve(svgName, svg.toString('latin1', start, end));
+    const name = resolve(svgName, svg.toString('utf8', start, end));
     const content = assets.get(name);
     const type = mediaType(name);
     if (!content || !type || name === svgName) continue;

@@ -159,7 +159,8 @@ async function main(): Promise<void> {
 
   const engineOf = (job: Job): EngineId => job.layout.typst ?? defaultEngine;
 
-  function render(job: Job): Attempt {
+  /** Compiles `job` on its engine; with `probe`, only to learn whether it compiles: its PDF is wiped at once. */
+  function render(job: Job, probe = false): Attempt {
     const id = engineOf(job);
     if (job.layout.pdf && id !== '0.14') return 'pdf options need 0.14';
     // Text both engines crash on is refused before they see it (a `data` left to Typst is checked exactly first if so: see run).
@@ -171,9 +172,12 @@ async function main(): Promise<void> {
     last = engines.get(id)!;
     const { pdf } = job.layout;
     // An e-invoice is PDF/A-3b unless the request names another A-3 level (checked with the body).
-    if (pdf?.einvoice && !pdf.standard)
-      return last.render({ body: job.body, layout: { ...job.layout, pdf: { ...pdf, standard: 'a-3b' } } });
-    return last.render(job);
+    const attempt =
+      pdf?.einvoice && !pdf.standard
+        ? last.render({ body: job.body, layout: { ...job.layout, pdf: { ...pdf, standard: 'a-3b' } } })
+        : last.render(job);
+    if (probe && attempt.ok) attempt.pdf.fill(0);
+    return attempt;
   }
 
   /**
@@ -185,6 +189,36 @@ async function main(): Promise<void> {
    * guess of where `data` ends was wrong), or this failure.
    */
   function run(job: Job): { attempt: Attempt; engine: EngineId; retried: boolean } {
+    const ran = runExactly(job);
+    if (
+      !ran.retried &&
+      mayCompileOn014(job, ran.attempt) &&
+      compiled(render({ body: job.body, layout: { ...job.layout, typst: '0.14' } }, true))
+    ) {
+      ran.attempt.failure.message += `; ${MESSAGES.compilesWith014}`;
+    }
+    return ran;
+  }
+
+  /**
+   * Whether a failure of the 0.11 engine is one Typst 0.14 may not have: a
+   * name, a field, a method or an argument 0.11 does not know. Only then is
+   * the template compiled on 0.14 too, for the hint: the cost (about 40 ms
+   * of the worker's time, most of it making a 0.14 compiler) falls on such
+   * failed compiles alone.
+   */
+  function mayCompileOn014(job: Job, attempt: Attempt): attempt is Compiled & { ok: false } {
+    return (
+      engineOf(job) === '0.11' &&
+      typeof attempt === 'object' &&
+      'ok' in attempt &&
+      !attempt.ok &&
+      attempt.failure.kind === 'evaluation' &&
+      NEWER_NAMES.test(attempt.failure.message)
+    );
+  }
+
+  function runExactly(job: Job): { attempt: Attempt; engine: EngineId; retried: boolean } {
     const attempt = render(job);
     if (!job.layout.dataUnchecked || compiled(attempt)) return { attempt, engine: engineOf(job), retried: false };
     const check = checkBody(job.body, exactCheck);
@@ -275,6 +309,9 @@ type Attempt =
   | { text: TextHazard; where: 'template' | 'data' }
   | { einvoiceRefused: Buffer }
   | 'pdf options need 0.14';
+
+/** Typst 0.11's words for a name, field, method or argument it does not know (which a newer Typst may). */
+const NEWER_NAMES = /^(unknown variable|unexpected argument|unknown field|type \S+ has no method|\S+ does not (contain|have) field)/;
 
 const compiled = (attempt: Attempt): attempt is Compiled & { ok: true } => typeof attempt === 'object' && 'ok' in attempt && attempt.ok;
 

@@ -39,14 +39,14 @@ describe('malformed bodies', () => {
       body: '{"data":{},"template":"x"}',
       headers: { 'content-type': 'text/plain' },
       status: 415,
-      error: /^Content-Type must be application\/json$/,
+      error: /^Content-Type must be application\/json or multipart\/form-data$/,
     },
     {
       name: 'Content-Type missing',
       body: '{"data":{},"template":"x"}',
       headers: { 'content-type': null },
       status: 415,
-      error: /^Content-Type must be application\/json$/,
+      error: /^Content-Type must be application\/json or multipart\/form-data$/,
     },
     {
       name: 'Content-Type with a charset that lies',

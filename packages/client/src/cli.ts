@@ -5,6 +5,7 @@
  *   typst-pdf render --template letter.typ --data letter.json --out letter.pdf
  *   typst-pdf render --template invoice.typ --typst 0.14 --pdf-standard a-3b
  *   typst-pdf render --template invoice.typ --einvoice-xml factur-x.xml --einvoice-profile "EN 16931"
+ *   typst-pdf render --template letter.typ --asset letterhead.svg --multipart
  *
  * The service's URL and API key come from --url / --api-key or from
  * TYPST_PDF_URL / TYPST_PDF_API_KEY. On failure it prints the service's
@@ -49,6 +50,7 @@ Renders a Typst template with JSON data through the Typst PDF service.
   --einvoice         make a Factur-X / ZUGFeRD e-invoice whose XML the template attaches as factur-x.xml (Typst 0.14)
   --einvoice-xml FILE  make an e-invoice of this CII XML (sent as an asset under its base name; Typst 0.14)
   --einvoice-profile P the e-invoice's profile: ${EINVOICE_PROFILES.join(', ')} (default: the one the XML declares)
+  --multipart        send the files as files (a multipart form, no base64) instead of JSON
   --url URL          service URL (default: $TYPST_PDF_URL, else ${DEFAULT_URL})
   --api-key KEY      API key (default: $TYPST_PDF_API_KEY; prefer the variable, flags are visible to other users)
   --retries N        retries of a 429 or 503 answer (default: ${DEFAULT_RETRIES})
@@ -77,6 +79,7 @@ function parse(argv: string[]) {
       einvoice: { type: 'boolean' },
       'einvoice-xml': { type: 'string' },
       'einvoice-profile': { type: 'string' },
+      multipart: { type: 'boolean' },
       url: { type: 'string' },
       'api-key': { type: 'string' },
       retries: { type: 'string' },
@@ -143,6 +146,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
         apiKey: values['api-key'] ?? env.TYPST_PDF_API_KEY,
         retries,
         maxRetryWaitMs: maxWaitSeconds * 1000,
+        encoding: values.multipart ? 'multipart' : 'json',
         onRetry: ({ status, message, waitMs, attempt, maxAttempts }) =>
           process.stderr.write(
             `${NAME}: ${status} ${message} (retrying in ${(waitMs / 1000).toFixed(1)} s, attempt ${attempt} of ${maxAttempts})\n`,

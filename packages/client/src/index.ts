@@ -1,7 +1,7 @@
 /**
  * A small client for the Typst PDF service, with no dependencies:
  * `generatePdf({ data, template, assets, typst, pdf })` sends one generate
- * request and resolves to the PDF bytes, the Typst version and the service's
+ * request (JSON, or a multipart form with `encoding: "multipart"`) and resolves to the PDF bytes, the Typst version and the service's
  * warnings. Answers 429 (rate
  * limited) and 503 (busy) are retried after the wait the service asks for,
  * within a bounded number of attempts and a bounded total wait; every other
@@ -124,6 +124,12 @@ export interface ClientOptions {
   onRetry?: (info: RetryInfo) => void;
   /** fetch implementation to use. Default: the global fetch. */
   fetch?: typeof fetch;
+  /**
+   * How the request travels: `"json"` (assets as base64) or `"multipart"`, a
+   * multipart/form-data form whose template, data and assets are files, their
+   * bytes as they are (a third smaller than base64). Default: `"json"`.
+   */
+  encoding?: 'json' | 'multipart';
 }
 
 export const DEFAULT_URL = 'http://localhost:3000';
@@ -138,15 +144,21 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
   const maxAttempts = retries + 1;
   let waitBudgetMs = Math.max(0, options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS);
   const doFetch = options.fetch ?? fetch;
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/pdf' };
+  const multipart = options.encoding === 'multipart';
+  // A form's Content-Type (with its boundary) is set by fetch from the FormData.
+  const headers: Record<string, string> = multipart
+    ? { accept: 'application/pdf' }
+    : { 'content-type': 'application/json', accept: 'application/pdf' };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-  const body = JSON.stringify({
-    data: request.data,
-    template: request.template,
-    assets: encodeAssets(request.assets),
-    typst: request.typst,
-    pdf: request.pdf,
-  });
+  const body = multipart
+    ? formOf(request)
+    : JSON.stringify({
+        data: request.data,
+        template: request.template,
+        assets: encodeAssets(request.assets),
+        typst: request.typst,
+        pdf: request.pdf,
+      });
 
   for (let attempt = 1; ; attempt++) {
     const signals = [AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS)];
@@ -177,6 +189,29 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
     options.onRetry?.({ status: error.status, message: error.message, waitMs, attempt: attempt + 1, maxAttempts });
     await sleep(waitMs, options.signal);
   }
+}
+
+/** The request as a form: the template and the data as files, each asset a file under its name. */
+function formOf(request: GenerateRequest): FormData {
+  const form = new FormData();
+  form.append('template', new Blob([request.template], { type: 'text/plain' }), 'template.typ');
+  form.append('data', new Blob([JSON.stringify(request.data)], { type: 'application/json' }), 'data.json');
+  if (request.typst !== undefined) form.append('typst', request.typst);
+  if (request.pdf !== undefined) form.append('pdf', JSON.stringify(request.pdf));
+  for (const [name, value] of Object.entries(request.assets ?? {})) {
+    const bytes = typeof value === 'string' ? fromBase64(value) : value;
+    form.append('asset', new Blob([bytes as Uint8Array<ArrayBuffer>]), name);
+  }
+  return form;
+}
+
+/** The bytes of base64 or of a `data:<type>;base64,` URL (an asset given as a string, for a form). */
+function fromBase64(text: string): Uint8Array {
+  const comma = text.startsWith('data:') ? text.indexOf(',') : -1;
+  const binary = atob(text.slice(comma + 1).replace(/\s+/g, ''));
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
 }
 
 function encodeAssets(assets: GenerateRequest['assets']): Record<string, string> | undefined {

@@ -1,0 +1,166 @@
+/**
+ * The check of a `multipart/form-data` body, the form counterpart of
+ * json-check.ts: the parts (multipart.ts) make the same layout a JSON body
+ * does, so the worker takes either. `template` and `data` (files or
+ * fields), optional `typst` and `pdf` fields (the values JSON takes; `pdf`
+ * as JSON text), and every other part with a file name is an asset under
+ * that name, its bytes as they are. A part of another name without a file
+ * name, or a second `template`, `data`, `typst`, `pdf` or file of one name,
+ * is refused. The layout marks the body a form (BodyLayout.form): its
+ * ranges are text and files as sent, not JSON string content or base64.
+ */
+import { isUtf8 } from 'node:buffer';
+import {
+  BODY_MESSAGES,
+  DUPLICATE_ASSET,
+  ASSET_REFUSAL,
+  FORM_FIELD_REFUSAL,
+  FORM_MESSAGES,
+  formDataInvalidJson,
+  MESSAGES,
+} from '../messages.js';
+import { firstInvalidUtf8, placeOf } from '../text-position.js';
+import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, type PdfOptions } from '../typst-version.js';
+import { nameProblem } from './asset-names.js';
+import { hashOf, MAX_ASSETS } from './asset-table.js';
+import { oversizedImage, BytesReader } from './image-size.js';
+import { type BodyCheck, type CheckOptions, checkPdf, type Field, message } from './json-check.js';
+import { JsonError, JsonScanner, OPEN_OBJECT, skipWhitespace } from './json-scanner.js';
+import type { AssetEntry, BodyError, Range } from './layout.js';
+import { type FormPart, parseForm } from './multipart.js';
+
+const FIELDS = ['template', 'data', 'typst', 'pdf'] as const;
+type FieldName = (typeof FIELDS)[number];
+const FIELD_BYTES = FIELDS.map((name) => Buffer.from(name));
+/** The fields, and a file for each asset. */
+const MAX_PARTS = FIELDS.length + MAX_ASSETS;
+
+const sameBytes = (body: Uint8Array, range: Range, bytes: Uint8Array) =>
+  range.end - range.start === bytes.length && bytes.every((b, i) => body[range.start + i] === b);
+
+const fieldOf = (body: Uint8Array, name: Range): FieldName | undefined => {
+  const found = FIELD_BYTES.findIndex((bytes) => sameBytes(body, name, bytes));
+  return found < 0 ? undefined : FIELDS[found];
+};
+
+const namedError = (name: Range, before: string, after: string): BodyError => ({ status: 400, before, name, after, raw: true });
+const assetError = (name: Range, problem: string) => namedError(name, ASSET_REFUSAL.beforeName, ASSET_REFUSAL.problem(problem));
+
+/** The `data` part, which must be one JSON object: the range from its `{` to its `}`, or the 400. */
+function dataObject(body: Buffer, range: Range): Range | BodyCheck {
+  const text = body.subarray(range.start, range.end);
+  if (!isUtf8(text)) return message(FORM_MESSAGES.dataNotUtf8(firstInvalidUtf8(text, 0)));
+  const scanner = new JsonScanner(text);
+  try {
+    const start = skipWhitespace(text, 0);
+    const end = scanner.skipValue(start);
+    const after = skipWhitespace(text, end);
+    if (after < text.length) throw new JsonError('unexpected data after the JSON value', after);
+    if (text[start] !== OPEN_OBJECT) return message(BODY_MESSAGES.dataNotObject);
+    if (scanner.loneSurrogate >= 0) return message(BODY_MESSAGES.dataLoneSurrogate);
+    return { start: range.start + start, end: range.start + end };
+  } catch (error) {
+    if (!(error instanceof JsonError)) throw error;
+    return message(formDataInvalidJson(error.what, placeOf(text, Math.min(error.at, text.length))));
+  }
+}
+
+/** The `typst` field: the same names as in JSON, as plain text. */
+function engineOf(body: Uint8Array, range: Range): EngineId | undefined {
+  return ENGINE_IDS.find((id) => sameBytes(body, range, Buffer.from(id)) || sameBytes(body, range, Buffer.from(ENGINE_VERSIONS[id])));
+}
+
+export function checkForm(body: Buffer, boundary: Uint8Array, options: CheckOptions): BodyCheck {
+  const parsed = parseForm(body, boundary, MAX_PARTS);
+  if (!parsed.ok) return message(parsed.message);
+  const fields: Partial<Record<FieldName, Range>> = {};
+  const files: FormPart[] = [];
+  for (const part of parsed.parts) {
+    const field = fieldOf(body, part.name);
+    if (field !== undefined) {
+      if (fields[field]) return message(FORM_MESSAGES.duplicate(field));
+      fields[field] = part.content;
+    } else if (part.filename === undefined) {
+      return { ok: false, error: namedError(part.name, FORM_FIELD_REFUSAL.beforeName, FORM_FIELD_REFUSAL.afterName) };
+    } else if (part.filename.end > part.filename.start || part.content.end > part.content.start) {
+      // A file input left empty: browsers send it with an empty file name and no bytes; it is no asset.
+      files.push(part);
+    }
+  }
+  const { template, data, typst, pdf } = fields;
+  if (!data) return message(BODY_MESSAGES.missingData);
+  if (!template) return message(BODY_MESSAGES.missingTemplate);
+  if (!isUtf8(body.subarray(template.start, template.end))) {
+    return message(FORM_MESSAGES.templateNotUtf8(firstInvalidUtf8(body.subarray(template.start, template.end), 0)));
+  }
+  const dataRange = dataObject(body, data);
+  if (!('start' in dataRange)) return dataRange;
+  let engine: EngineId | undefined;
+  if (typst) {
+    engine = engineOf(body, typst);
+    if (engine === undefined) return message(MESSAGES.typstField);
+  }
+  let pdfOptions: PdfOptions | undefined;
+  if (pdf) {
+    const checked = pdfField(body, pdf);
+    if ('ok' in checked) return checked;
+    pdfOptions = checked;
+  }
+  const assets = checkFiles(body, files, options.maxImagePixels);
+  if (!Array.isArray(assets)) return { ok: false, error: assets };
+  return {
+    ok: true,
+    layout: {
+      data: dataRange,
+      template,
+      assets,
+      form: true,
+      ...(engine ? { typst: engine } : {}),
+      ...(pdfOptions && Object.keys(pdfOptions).length > 0 ? { pdf: pdfOptions } : {}),
+    },
+  };
+}
+
+/** The `pdf` field: a JSON object as the JSON body's `pdf` holds, checked by the same rules. */
+function pdfField(body: Buffer, range: Range): PdfOptions | BodyCheck {
+  const text = body.subarray(range.start, range.end);
+  if (!isUtf8(text)) return message(FORM_MESSAGES.pdfNotJson);
+  const start = skipWhitespace(text, 0);
+  if (text[start] !== OPEN_OBJECT) return message(FORM_MESSAGES.pdfNotJson);
+  const entries: NonNullable<Field['entries']> = [];
+  try {
+    const end = new JsonScanner(text).scanMembers(start, (name, value, kind) => entries.push({ name, value, kind }));
+    if (skipWhitespace(text, end) < text.length) return message(FORM_MESSAGES.pdfNotJson);
+  } catch (error) {
+    if (error instanceof JsonError) return message(FORM_MESSAGES.pdfNotJson);
+    throw error;
+  }
+  return checkPdf(text, { kind: 'object', entries });
+}
+
+/**
+ * The files as assets: each name checked (asset-names.ts), no name twice
+ * (found through a hash of its bytes, as asset-table.ts does: linear),
+ * at most MAX_ASSETS, and no image over the pixel limit.
+ */
+function checkFiles(body: Buffer, files: FormPart[], maxImagePixels: number): AssetEntry[] | BodyError {
+  if (files.length > MAX_ASSETS) return { status: 400, message: FORM_MESSAGES.tooManyAssets(MAX_ASSETS) };
+  const byHash = new Map<number, Range[]>();
+  const assets: AssetEntry[] = [];
+  for (const file of files) {
+    const name = file.filename!;
+    const problem = nameProblem(body, name.start, name.end);
+    if (problem) return assetError(name, problem);
+    const hash = hashOf(body, name.start, name.end);
+    const same = byHash.get(hash);
+    if (same?.some((other) => body.subarray(other.start, other.end).equals(body.subarray(name.start, name.end)))) {
+      return assetError(name, DUPLICATE_ASSET);
+    }
+    if (same) same.push(name);
+    else byHash.set(hash, [name]);
+    const size = oversizedImage(new BytesReader(body, file.content.start, file.content.end), maxImagePixels);
+    if (size) return namedError(name, ASSET_REFUSAL.beforeName, ASSET_REFUSAL.imageTooLarge(size.width, size.height, maxImagePixels));
+    assets.push({ name, value: file.content });
+  }
+  return assets;
+}
