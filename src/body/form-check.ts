@@ -24,7 +24,7 @@ import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, type PdfOptions } from '../
 import { nameProblem } from './asset-names.js';
 import { hashOf, MAX_ASSETS } from './asset-table.js';
 import { oversizedImage, BytesReader } from './image-size.js';
-import { type BodyCheck, type CheckOptions, checkPdf, type Field, message } from './json-check.js';
+import { type BodyCheck, type CheckOptions, checkPdf, type Field, message, scanPdfMembers } from './json-check.js';
 import { JsonError, JsonScanner, OPEN_OBJECT, skipWhitespace } from './json-scanner.js';
 import type { AssetEntry, BodyError, Range } from './layout.js';
 import { type FormPart, parseForm } from './multipart.js';
@@ -127,15 +127,19 @@ function pdfField(body: Buffer, range: Range): PdfOptions | BodyCheck {
   if (!isUtf8(text)) return message(FORM_MESSAGES.pdfNotJson);
   const start = skipWhitespace(text, 0);
   if (text[start] !== OPEN_OBJECT) return message(FORM_MESSAGES.pdfNotJson);
-  const entries: NonNullable<Field['entries']> = [];
+  // Scanned in the whole body, so that the places it gives (an e-invoice's XML name) are the body's, as the worker reads them.
+  let entries: NonNullable<Field['entries']>;
   try {
-    const end = new JsonScanner(text).scanMembers(start, (name, value, kind) => entries.push({ name, value, kind }));
-    if (skipWhitespace(text, end) < text.length) return message(FORM_MESSAGES.pdfNotJson);
+    const scanned = scanPdfMembers(new JsonScanner(body), range.start + start);
+    entries = scanned.entries;
+    if (scanned.end > range.end || skipWhitespace(text, scanned.end - range.start) < text.length) {
+      return message(FORM_MESSAGES.pdfNotJson);
+    }
   } catch (error) {
     if (error instanceof JsonError) return message(FORM_MESSAGES.pdfNotJson);
     throw error;
   }
-  return checkPdf(text, { kind: 'object', entries });
+  return checkPdf(body, { kind: 'object', entries });
 }
 
 /**

@@ -144,20 +144,9 @@ function parse(
         end = scanner.scanMembers(i, (member, value, valueKind) => table.add(member, value, valueKind));
         fields.assets = { value: { start: i, end }, kind, table };
       } else if (name === 'pdf' && kind === 'object') {
-        const entries: Member[] = [];
-        end = scanner.scanMembers(i, (member, value, valueKind) => {
-          entries.push({ name: member, value, kind: valueKind });
-        });
-        // `pdf.einvoice`'s members: scanned again, a few bytes (a nested object of `pdf` is refused unless it is `einvoice`).
-        for (const entry of entries) {
-          if (entry.kind !== 'object') continue;
-          const members: Member[] = [];
-          scanner.scanMembers(entry.value.start, (member, value, valueKind) => {
-            members.push({ name: member, value, kind: valueKind });
-          });
-          entry.members = members;
-        }
-        fields.pdf = { value: { start: i, end }, kind, entries };
+        const scanned = scanPdfMembers(scanner, i);
+        end = scanned.end;
+        fields.pdf = { value: { start: i, end }, kind, entries: scanned.entries };
       } else {
         end = scanner.skipValue(i);
         const { loneSurrogate } = scanner;
@@ -199,6 +188,28 @@ function checkTypst(body: Uint8Array, field: Field): EngineId | BodyCheck {
   const name = field.kind === 'string' ? oneOf(body, inQuotes(field.value), ENGINE_NAMES) : undefined;
   const engine = ENGINE_IDS.find((id) => id === name || ENGINE_VERSIONS[id] === name);
   return engine ?? message(MESSAGES.typstField);
+}
+
+/**
+ * The members of the `pdf` object at `start`, with an object member's own
+ * members (`pdf.einvoice`: scanned again, a few bytes; a nested object of
+ * `pdf` is refused unless it is `einvoice`), and where the object ends.
+ * Also a form's `pdf` part (form-check.ts).
+ */
+export function scanPdfMembers(scanner: JsonScanner, start: number): { entries: Member[]; end: number } {
+  const entries: Member[] = [];
+  const end = scanner.scanMembers(start, (member, value, valueKind) => {
+    entries.push({ name: member, value, kind: valueKind });
+  });
+  for (const entry of entries) {
+    if (entry.kind !== 'object') continue;
+    const members: Member[] = [];
+    scanner.scanMembers(entry.value.start, (member, value, valueKind) => {
+      members.push({ name: member, value, kind: valueKind });
+    });
+    entry.members = members;
+  }
+  return { entries, end };
 }
 
 /** `pdf.einvoice`: an object of `xml` (an asset's or attachment's name) and `profile` (one of Factur-X's); of a repeated key the last counts. */

@@ -18,8 +18,9 @@
 import { deflateSync } from 'node:zlib';
 import { checkRules, hasRules, type RuleFailure } from './business-rules.js';
 import { type EinvoiceProfile, PROFILE_RULES } from './facturx.js';
+import { type Attachment, embeddedBytes, nameTreeEntries } from './attachments.js';
 import { appendUpdate, type UpdatedObject } from './incremental-update.js';
-import { decodeStream, type PdfStructure, readObject, readStructure, resolve } from './pdf-structure.js';
+import { decodeStream, readObject, readStructure, resolve } from './pdf-structure.js';
 import { asDict, name, type PdfDict, PdfRef, PdfString, type PdfValue, wipeStrings } from './pdf-syntax.js';
 import { checkXml, type XmlRefusal } from './xml-schema.js';
 import { mergeFacturXmp } from './xmp-merge.js';
@@ -43,45 +44,6 @@ function textForms(utf8: Buffer): Buffer[] {
   if (utf8.every((b) => b < 0x80)) forms.push(Buffer.from(utf8));
   utf16.fill(0);
   return forms;
-}
-
-interface Attachment {
-  key: Buffer;
-  spec: PdfValue;
-}
-
-/** Every entry of a name tree (its /Names, and its /Kids' down to the leaves), each node read once. */
-function nameTreeEntries(pdf: Buffer, structure: PdfStructure, root: PdfValue | undefined): Attachment[] {
-  const entries: Attachment[] = [];
-  const seen = new Set<number>();
-  const walk = (node: PdfValue | undefined, depth: number) => {
-    if (node instanceof PdfRef) {
-      if (seen.has(node.num)) return;
-      seen.add(node.num);
-    }
-    const dict = asDict(resolve(pdf, structure, node));
-    if (!dict || depth > 32) return;
-    const names = resolve(pdf, structure, dict.get('Names'));
-    if (Array.isArray(names)) {
-      for (let i = 0; i + 1 < names.length; i += 2) {
-        const key = names[i];
-        if (key instanceof PdfString) entries.push({ key: key.bytes, spec: names[i + 1]! });
-      }
-    }
-    const kids = resolve(pdf, structure, dict.get('Kids'));
-    if (Array.isArray(kids)) for (const kid of kids) walk(kid, depth + 1);
-  };
-  walk(root, 0);
-  return entries;
-}
-
-/** The attachment's embedded file, decoded. */
-function embeddedBytes(pdf: Buffer, structure: PdfStructure, spec: PdfValue): Buffer | undefined {
-  const ef = asDict(resolve(pdf, structure, asDict(resolve(pdf, structure, spec))?.get('EF')));
-  const stream = ef?.get('UF') ?? ef?.get('F');
-  if (!(stream instanceof PdfRef)) return undefined;
-  const object = readObject(pdf, structure, stream.num);
-  return object?.stream ? decodeStream(object) : undefined;
 }
 
 export function finishEinvoice(typstPdf: Buffer, request: EinvoiceRequest): Finished {

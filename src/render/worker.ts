@@ -23,6 +23,7 @@ import { WORKER_STATUS, type Job } from './job.js';
 import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId } from '../typst-version.js';
 import { receiveOptions, type StartReport } from './worker-start.js';
 import { loadRules } from '../finish/business-rules.js';
+import { plainAttachmentNames } from '../finish/attachments.js';
 import { finishJob } from '../finish/einvoice-job.js';
 import { loadSchemas, schemasLoaded } from '../finish/xml-schema.js';
 
@@ -279,13 +280,20 @@ async function main(): Promise<void> {
 }
 
 /**
- * Finishes a compiled e-invoice (src/finish/): its PDF replaced by the
- * finished one (Typst's is wiped), or the refusal's answer. Anything else
- * is returned as it is.
+ * Finishes a compiled PDF (src/finish/): attachments renamed to their plain
+ * file names, then an e-invoice made of it; each step's PDF replaces the
+ * one before (which is wiped), or an e-invoice refused gives the refusal's
+ * answer. Anything else is returned as it is.
  */
 function finish(job: Job, attempt: Attempt): Attempt {
+  if (!compiled(attempt)) return attempt;
+  const plain = plainAttachmentNames(attempt.pdf);
+  if (plain) {
+    attempt.pdf.fill(0);
+    attempt.pdf = plain;
+  }
   const einvoice = job.layout.pdf?.einvoice;
-  if (!einvoice || !compiled(attempt)) return attempt;
+  if (!einvoice) return attempt;
   try {
     const finished = finishJob(job, einvoice, attempt.pdf);
     if (!finished.ok) return { einvoiceRefused: finished.errorBody };

@@ -1,0 +1,149 @@
+/**
+ * The files a PDF carries (its EmbeddedFiles name tree), as the finishing
+ * steps read them, and the one change made to every PDF that has them:
+ * plain file names.
+ *
+ * A template names what it attaches (`pdf.attach("../../x.txt", ...)`), and
+ * Typst embeds it under that name, path and all, so a reader's "save all"
+ * (`pdfdetach -saveall`, a viewer's) would write outside the folder it was
+ * given. plainAttachmentNames renames each such attachment to its last
+ * path segment, in an incremental update (incremental-update.ts) with new
+ * versions of its file specification and of the object that holds the
+ * name tree; a PDF whose attachments all have plain names is not touched.
+ */
+import { appendUpdate, type UpdatedObject } from './incremental-update.js';
+import { decodeStream, type PdfStructure, readObject, readStructure, resolve } from './pdf-structure.js';
+import { asDict, type PdfDict, PdfRef, PdfString, type PdfValue, wipeStrings } from './pdf-syntax.js';
+
+/** One entry of a name tree: its key (a PDF text string's bytes) and the file specification it names. */
+export interface Attachment {
+  key: Buffer;
+  spec: PdfValue;
+}
+
+/** Every entry of a name tree (its /Names, and its /Kids' down to the leaves), each node read once. */
+export function nameTreeEntries(pdf: Buffer, structure: PdfStructure, root: PdfValue | undefined): Attachment[] {
+  const entries: Attachment[] = [];
+  const seen = new Set<number>();
+  const walk = (node: PdfValue | undefined, depth: number) => {
+    if (node instanceof PdfRef) {
+      if (seen.has(node.num)) return;
+      seen.add(node.num);
+    }
+    const dict = asDict(resolve(pdf, structure, node));
+    if (!dict || depth > 32) return;
+    const names = resolve(pdf, structure, dict.get('Names'));
+    if (Array.isArray(names)) {
+      for (let i = 0; i + 1 < names.length; i += 2) {
+        const key = names[i];
+        if (key instanceof PdfString) entries.push({ key: key.bytes, spec: names[i + 1]! });
+      }
+    }
+    const kids = resolve(pdf, structure, dict.get('Kids'));
+    if (Array.isArray(kids)) for (const kid of kids) walk(kid, depth + 1);
+  };
+  walk(root, 0);
+  return entries;
+}
+
+/** The attachment's embedded file, decoded. */
+export function embeddedBytes(pdf: Buffer, structure: PdfStructure, spec: PdfValue): Buffer | undefined {
+  const ef = asDict(resolve(pdf, structure, asDict(resolve(pdf, structure, spec))?.get('EF')));
+  const stream = ef?.get('UF') ?? ef?.get('F');
+  if (!(stream instanceof PdfRef)) return undefined;
+  const object = readObject(pdf, structure, stream.num);
+  return object?.stream ? decodeStream(object) : undefined;
+}
+
+const UTF16_MARK = Buffer.from([0xfe, 0xff]);
+/** The name an attachment gets when its last segment is empty, `.` or `..`. */
+const FALLBACK_NAME = 'attachment';
+
+/**
+ * A PDF text string's last path segment (after `/` or `\`), in the same
+ * encoding: UTF-16BE after its mark, or a one-byte encoding (PDFDocEncoding
+ * writes both separators as in ASCII). Undefined when it is plain already.
+ */
+export function plainName(key: Buffer): Buffer | undefined {
+  const wide = key.length >= 2 && key[0] === 0xfe && key[1] === 0xff;
+  const unit = wide ? 2 : 1;
+  const first = wide ? 2 : 0;
+  let segment = first;
+  for (let i = first; i + unit <= key.length; i += unit) {
+    const code = wide ? key.readUInt16BE(i) : key[i]!;
+    if (code === 0x2f || code === 0x5c) segment = i + unit;
+  }
+  const last = key.subarray(segment);
+  const dots = last.length > 0 && last.length <= 2 * unit && last.every((b, i) => (wide && i % 2 === 0 ? b === 0 : b === 0x2e));
+  if (segment === first && !dots && last.length > 0) return undefined;
+  if (last.length === 0 || dots)
+    return wide ? Buffer.concat([UTF16_MARK, Buffer.from(FALLBACK_NAME, 'utf16le').swap16()]) : Buffer.from(FALLBACK_NAME);
+  return wide ? Buffer.concat([UTF16_MARK, last]) : Buffer.from(last);
+}
+
+/** `key` made unique among `taken` by a number before its end: `x.txt`, `x.txt-2` (PDFDocEncoding or UTF-16BE). */
+function unique(key: Buffer, taken: Set<string>): Buffer {
+  const wide = key.length >= 2 && key[0] === 0xfe && key[1] === 0xff;
+  let candidate = key;
+  for (let n = 2; taken.has(candidate.toString('latin1')); n++) {
+    const suffix = wide ? Buffer.from(`-${n}`, 'utf16le').swap16() : Buffer.from(`-${n}`);
+    candidate = Buffer.concat([key, suffix]);
+  }
+  taken.add(candidate.toString('latin1'));
+  return candidate;
+}
+
+/**
+ * The PDF with every attachment under its plain file name (a buffer of its
+ * own; the caller wipes `pdf`), or undefined when there was nothing to
+ * rename. A name tree nested in /Kids is written back flat.
+ */
+export function plainAttachmentNames(pdf: Buffer): Buffer | undefined {
+  // Typst writes its objects uncompressed: a PDF without this word has no attachments.
+  if (!pdf.includes('/EmbeddedFiles')) return undefined;
+  try {
+    return rename(pdf);
+  } finally {
+    // The names read (request content: the template gave them).
+    wipeStrings();
+  }
+}
+
+function rename(pdf: Buffer): Buffer | undefined {
+  const structure = readStructure(pdf);
+  const root = structure.trailer.get('Root');
+  if (!(root instanceof PdfRef)) return undefined;
+  const catalog = asDict(readObject(pdf, structure, root.num)?.value);
+  const names = asDict(resolve(pdf, structure, catalog?.get('Names')));
+  if (!catalog || !names) return undefined;
+  const attachments = nameTreeEntries(pdf, structure, names.get('EmbeddedFiles'));
+  const renamed = attachments.map((a) => ({ ...a, plain: plainName(a.key) }));
+  if (renamed.every((a) => a.plain === undefined)) return undefined;
+
+  const objects: UpdatedObject[] = [];
+  const taken = new Set(renamed.filter((a) => a.plain === undefined).map((a) => a.key.toString('latin1')));
+  const entries: Attachment[] = [];
+  for (const attachment of renamed) {
+    if (attachment.plain === undefined) {
+      entries.push(attachment);
+      continue;
+    }
+    const key = unique(attachment.plain, taken);
+    entries.push({ key, spec: attachment.spec });
+    // The file specification names the file twice (/F, /UF): both become the plain name.
+    if (!(attachment.spec instanceof PdfRef)) continue;
+    const spec = asDict(readObject(pdf, structure, attachment.spec.num)?.value);
+    if (!spec) continue;
+    const updated: PdfDict = new Map(spec);
+    updated.set('F', new PdfString(key));
+    updated.set('UF', new PdfString(key));
+    objects.push({ num: attachment.spec.num, value: updated });
+  }
+  entries.sort((a, b) => Buffer.compare(a.key, b.key));
+  const newNames: PdfDict = new Map(names);
+  newNames.set('EmbeddedFiles', new Map([['Names', entries.flatMap((e) => [new PdfString(e.key), e.spec])]]));
+  const newCatalog: PdfDict = new Map(catalog);
+  newCatalog.set('Names', newNames);
+  objects.push({ num: root.num, value: newCatalog });
+  return appendUpdate(pdf, structure, objects);
+}
