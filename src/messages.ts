@@ -18,7 +18,7 @@
 import type { JsonFault } from './body/json-scanner.js';
 import type { TemplateFailure, Warning } from './render/job.js';
 import type { Place } from './text-position.js';
-import { ENGINE_IDS, PDF_STANDARDS } from './typst-version.js';
+import { ENGINE_IDS, PDF_STANDARDS, SIGNATURE_FIELDS, SIGNATURE_TEXT_CHARS, type SignatureField } from './typst-version.js';
 
 const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
 
@@ -42,11 +42,14 @@ export const MESSAGES = {
   badUrl: 'Malformed URL',
   lengthRequired: 'An HTTP/1.0 request with a body must declare its Content-Length',
   typstField: `Field "typst" must be one of ${quotedList(ENGINE_IDS)}`,
-  pdfField: 'Field "pdf" must be a JSON object with the optional fields "standard" and "tagged"',
-  pdfKey: 'Field "pdf" may hold only "standard" and "tagged"',
+  pdfField: 'Field "pdf" must be a JSON object with the optional fields "standard", "tagged" and "signature"',
+  pdfKey: 'Field "pdf" may hold only "standard", "tagged" and "signature"',
   pdfStandard: `Field "pdf.standard" must be one of ${quotedList(PDF_STANDARDS)}`,
   pdfTagged: 'Field "pdf.tagged" must be true or false',
   pdfNeeds014: 'Field "pdf" needs "typst": "0.14": PDF standards and tagging are options of the Typst 0.14 engine',
+  pdfSignature: `Field "pdf.signature" must be a JSON object with the optional fields ${quotedList(SIGNATURE_FIELDS)}`,
+  pdfSignatureKey: `Field "pdf.signature" may hold only ${quotedList(SIGNATURE_FIELDS)}`,
+  noSigningIdentity: 'This service has no signing identity configured',
   /** A PDF export refusal whose text could not be read (never the binding's raw text). */
   exportFailed: 'the PDF export failed',
 } as const;
@@ -62,6 +65,11 @@ export const BODY_MESSAGES = {
   dataLoneSurrogate: 'Field "data" contains an unpaired surrogate escape (\\uD800 to \\uDFFF alone): Typst cannot read it',
   assetsNotObject: 'Field "assets" must be a JSON object mapping file names to base64 contents',
 } as const;
+
+/** A `pdf.signature` text that is not a string of at most SIGNATURE_TEXT_CHARS characters. */
+export function signatureText(field: SignatureField): string {
+  return `Field "pdf.signature.${field}" must be a string of at most ${SIGNATURE_TEXT_CHARS} characters`;
+}
 
 export function notUtf8(byte: number): string {
   return `Request body is not valid UTF-8 (byte ${byte})`;

@@ -17,9 +17,18 @@ import { AssetTable } from './asset-table.js';
 import { dataEndFromBack } from './data-end.js';
 import { firstEscape, hex4, unescapeJsonString } from './json-string.js';
 import { CLOSE_OBJECT, COLON, COMMA, fault, JsonError, JsonScanner, kindAt, OPEN_OBJECT, QUOTE, skipWhitespace } from './json-scanner.js';
-import { BODY_MESSAGES, invalidJson, MESSAGES, notUtf8, templateLoneSurrogate } from '../messages.js';
+import { BODY_MESSAGES, invalidJson, MESSAGES, notUtf8, signatureText, templateLoneSurrogate } from '../messages.js';
 import { bomLength, firstInvalidUtf8, placeInJsonString, placeOf } from '../text-position.js';
-import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, PDF_STANDARDS, type PdfOptions, type PdfStandard } from '../typst-version.js';
+import {
+  ENGINE_IDS,
+  ENGINE_VERSIONS,
+  type EngineId,
+  PDF_STANDARDS,
+  type PdfOptions,
+  type PdfStandard,
+  SIGNATURE_FIELDS,
+  SIGNATURE_TEXT_CHARS,
+} from '../typst-version.js';
 import type { AssetEntry, BodyError, BodyLayout, Kind, Range } from './layout.js';
 
 export type BodyCheck = { ok: true; layout: BodyLayout } | { ok: false; error: BodyError };
@@ -162,7 +171,7 @@ function oneOf<T extends string>(body: Uint8Array, range: Range, values: readonl
 
 const inQuotes = (value: Range): Range => ({ start: value.start + 1, end: value.end - 1 });
 const ENGINE_NAMES = [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id])];
-const PDF_KEYS = ['standard', 'tagged'] as const;
+const PDF_KEYS = ['standard', 'tagged', 'signature'] as const;
 
 /** `typst`: "0.11" or "0.14", or the exact version either embeds. */
 function checkTypst(body: Uint8Array, field: Field): EngineId | BodyCheck {
@@ -171,24 +180,68 @@ function checkTypst(body: Uint8Array, field: Field): EngineId | BodyCheck {
   return engine ?? message(MESSAGES.typstField);
 }
 
-/** `pdf`: an object of `standard` (one of Typst 0.14's) and `tagged` (a boolean); of a repeated key the last counts. */
-function checkPdf(body: Uint8Array, field: Field): PdfOptions | BodyCheck {
+/** What `pdf` asks for: export options for the engine, and a signature for the server to add. */
+interface PdfRequest {
+  options: PdfOptions;
+  signature?: NonNullable<BodyLayout['signature']>;
+}
+
+/**
+ * `pdf`: an object of `standard` (one of Typst 0.14's), `tagged` (a boolean)
+ * and `signature` (see checkSignature); of a repeated key the last counts.
+ */
+function checkPdf(body: Uint8Array, field: Field): PdfRequest | BodyCheck {
   if (field.kind !== 'object') return message(MESSAGES.pdfField);
-  const options: PdfOptions = {};
+  const request: PdfRequest = { options: {} };
   for (const entry of field.entries!) {
     const key = oneOf(body, entry.name, PDF_KEYS);
     if (key === undefined) return message(MESSAGES.pdfKey);
     if (key === 'standard') {
       const standard = entry.kind === 'string' ? oneOf<PdfStandard>(body, entry.value, PDF_STANDARDS) : undefined;
       if (standard === undefined) return message(MESSAGES.pdfStandard);
-      options.standard = standard;
-    } else {
+      request.options.standard = standard;
+    } else if (key === 'tagged') {
       const b = body[entry.value.start];
       if (entry.kind !== 'literal' || b === 0x6e) return message(MESSAGES.pdfTagged);
-      options.tagged = b === 0x74;
+      request.options.tagged = b === 0x74;
+    } else {
+      const signature = checkSignature(body, entry.value, entry.kind);
+      if ('ok' in signature) return signature;
+      request.signature = signature;
     }
   }
-  return options;
+  return request;
+}
+
+/**
+ * `pdf.signature`: an object of `reason`, `location` and `contact`, each an
+ * optional string of at most SIGNATURE_TEXT_CHARS characters of valid
+ * Unicode; of a repeated key the last counts. The texts stay where they are
+ * in the body (ranges); only their lengths are read here.
+ */
+function checkSignature(body: Uint8Array, value: Range, kind: Kind): NonNullable<BodyLayout['signature']> | BodyCheck {
+  if (kind !== 'object') return message(MESSAGES.pdfSignature);
+  const members: { name: Range; value: Range; kind: Kind }[] = [];
+  // The body is valid JSON by now: this second walk of the (small) object only finds its members.
+  new JsonScanner(body).scanMembers(value.start, (name, member, memberKind) => members.push({ name, value: member, kind: memberKind }));
+  const signature: NonNullable<BodyLayout['signature']> = {};
+  for (const member of members) {
+    const key = oneOf(body, member.name, SIGNATURE_FIELDS);
+    if (key === undefined) return message(MESSAGES.pdfSignatureKey);
+    if (member.kind !== 'string' || !isShortText(body, member.value)) return message(signatureText(key));
+    signature[key] = member.value;
+  }
+  return signature;
+}
+
+/** Whether the JSON string `range` decodes to valid Unicode of at most SIGNATURE_TEXT_CHARS code points. */
+function isShortText(body: Uint8Array, range: Range): boolean {
+  const decoded = unescapeJsonString(body, range);
+  let chars = 0;
+  for (const byte of decoded) if ((byte & 0xc0) !== 0x80) chars++;
+  const ok = chars <= SIGNATURE_TEXT_CHARS && isUtf8(decoded);
+  decoded.fill(0);
+  return ok;
 }
 
 export function checkBody(body: Uint8Array, options: CheckOptions = { maxImagePixels: DEFAULT_MAX_IMAGE_PIXELS }): BodyCheck {
@@ -238,11 +291,11 @@ function checkFields(body: Uint8Array, start: number, tables: AssetTable[], opti
     if (typeof checked !== 'string') return checked;
     engine = checked;
   }
-  let pdfOptions: PdfOptions | undefined;
+  let pdfRequest: PdfRequest | undefined;
   if (pdf && !isNull(body, pdf)) {
     const checked = checkPdf(body, pdf);
     if ('ok' in checked) return checked;
-    pdfOptions = checked;
+    pdfRequest = checked;
   }
   let checkedAssets: AssetEntry[] = [];
   if (assets && !isNull(body, assets)) {
@@ -254,6 +307,7 @@ function checkFields(body: Uint8Array, start: number, tables: AssetTable[], opti
   const layout: BodyLayout = { data: data.value, template: template.value, assets: checkedAssets };
   if (data.unchecked) layout.dataUnchecked = true;
   if (engine) layout.typst = engine;
-  if (pdfOptions && Object.keys(pdfOptions).length > 0) layout.pdf = pdfOptions;
+  if (pdfRequest && Object.keys(pdfRequest.options).length > 0) layout.pdf = pdfRequest.options;
+  if (pdfRequest?.signature) layout.signature = pdfRequest.signature;
   return { ok: true, layout };
 }

@@ -1,0 +1,67 @@
+/**
+ * Signs a finished PDF by the operator's identity: appends the signature's
+ * incremental update (signature-update.ts), hashes the file but the
+ * /Contents placeholder with SHA-256, makes the CMS (signature-cms.ts) and
+ * writes it, in hex, into the placeholder.
+ *
+ * This runs in the server, on the PDF a worker answered with, not in a
+ * worker: the key must never be where a template runs (a template cannot
+ * read it, a worker's crash cannot dump it), and the PDF is whole here,
+ * after every other finishing the worker did. The cost is a copy of the
+ * PDF, one SHA-256 pass over it and one key operation.
+ *
+ * Every buffer made here that holds the PDF, its digest or the CMS is
+ * zero-filled once used; the signed PDF is the caller's to wipe.
+ */
+import { createHash } from 'node:crypto';
+import type { BodyLayout } from '../body/layout.js';
+import { SIGNATURE_FIELDS } from '../typst-version.js';
+import { CmsSigner } from './signature-cms.js';
+import type { SigningIdentity } from './signature-identity.js';
+import { appendSignatureUpdate, type SignatureTexts } from './signature-update.js';
+import { pdfTextString } from './signature-text.js';
+
+const HEX = Buffer.from('0123456789abcdef');
+
+export class PdfSigner {
+  private readonly cms: CmsSigner;
+
+  constructor(identity: SigningIdentity) {
+    this.cms = new CmsSigner(identity);
+  }
+
+  /**
+   * `pdf` signed, as a new buffer (the caller wipes it and `pdf`), with the
+   * texts the request gave (`signature`: ranges of `body`), at `time`.
+   * Throws a PdfSyntaxError if `pdf` cannot be read.
+   */
+  sign(pdf: Buffer, body: Uint8Array, signature: NonNullable<BodyLayout['signature']>, time = new Date()): Buffer {
+    const texts: SignatureTexts = {};
+    for (const field of SIGNATURE_FIELDS) {
+      const range = signature[field];
+      if (range) texts[field] = pdfTextString(body, range);
+    }
+    let update: ReturnType<typeof appendSignatureUpdate>;
+    try {
+      update = appendSignatureUpdate(pdf, texts, this.cms.maxBytes, time);
+    } finally {
+      for (const text of Object.values(texts)) text.fill(0);
+    }
+    const signed = update.pdf;
+    const { at, hexDigits } = update.contents;
+    // The range covers everything but the placeholder, its < and > included.
+    const afterContents = at + hexDigits + 2;
+    const ranges = [0, at, afterContents, signed.length - afterContents];
+    signed.write(ranges.join(' ').padEnd(update.byteRange.end - update.byteRange.start, ' '), update.byteRange.start, 'latin1');
+    const digest = createHash('sha256').update(signed.subarray(0, at)).update(signed.subarray(afterContents)).digest();
+    const cms = this.cms.sign(digest);
+    digest.fill(0);
+    let o = at + 1;
+    for (const byte of cms) {
+      signed[o++] = HEX[byte >> 4]!;
+      signed[o++] = HEX[byte & 0xf]!;
+    }
+    cms.fill(0);
+    return signed;
+  }
+}
