@@ -13,9 +13,11 @@
  *                 (http/json-body.ts requireJsonWithinLimit)
  *   body       received into owned buffers and checked byte by byte: 400, 413
  *              (http/json-body.ts, src/body/)
- *   handler    answers held for readers at their bound: 503; the render pool:
+ *   handler    a signature asked of a service without an identity: 400;
+ *              answers held for readers at their bound: 503; the render pool:
  *              503, 422, 500, or the worker's PDF or 400/422 (http/generate.ts,
- *              render/pool.ts, render/worker.ts, render/engine.ts)
+ *              render/pool.ts, render/worker.ts, render/engine.ts); the PDF
+ *              signed when asked (finish/signature-signer.ts)
  *   onSend     rate-limit headers; no-store, nosniff, request id; Connection: close
  *              while draining; an unread body drained and wiped (http/wipe.ts)
  *   onResponse the log line; metrics; draining's count of answers owed
@@ -45,6 +47,7 @@ import { openApiRoute } from './http/openapi.js';
 import { playgroundRoutes } from './http/playground.js';
 import { registerWipe, wipeSocketReads } from './http/wipe.js';
 import { MESSAGES } from './messages.js';
+import type { PdfSigner } from './finish/signature-signer.js';
 
 export interface AppOptions {
   keys: KeyStore;
@@ -65,6 +68,8 @@ export interface AppOptions {
   playground?: boolean;
   /** An image asset declaring more pixels is refused before any compile (MAX_IMAGE_PIXELS). */
   maxImagePixels?: number;
+  /** Signs the PDFs whose request asks for it (`pdf.signature`); unset: such a request gets 400. */
+  signer?: PdfSigner;
 }
 
 /**
@@ -147,7 +152,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(async (api) => {
     api.addHook('onRequest', requireKey(options.keys));
-    generateRoute(api, options.renderer, answers);
+    generateRoute(api, options.renderer, answers, options.signer);
     fontsRoute(api, options.fonts);
   });
 

@@ -65,6 +65,10 @@ export interface Config {
   playground: boolean;
   /** The Typst engine of a request without a `typst` field. */
   typstVersion: EngineId;
+  /** PKCS#12 file of the identity that signs PDFs (`pdf.signature`); unset: no signing. */
+  signingP12File: string | undefined;
+  /** File holding the PKCS#12 file's password. */
+  signingPasswordFile: string | undefined;
 }
 
 /** The request body limit: 10 MB, counted as 10 × 1024 × 1024 bytes. */
@@ -396,6 +400,27 @@ export const SETTINGS: readonly Setting[] = [
     meaning:
       'Typst engine of a request without a `typst` field: `0.11` (Typst 0.11.1) or `0.14` (Typst 0.14.2); every worker holds both, and a request picks one with `"typst"`',
     read: engine,
+  },
+  {
+    name: 'SIGNING_P12_FILE',
+    key: 'signingP12File',
+    default: '(none)',
+    meaning:
+      'PKCS#12 file (`.p12`) of the identity that signs PDFs a request asks to sign (`pdf.signature`): its private key and certificate chain, read at start (see below). Unset: a request for a signature gets 400',
+    read: text,
+  },
+  {
+    name: 'SIGNING_PASSWORD_FILE',
+    key: 'signingPasswordFile',
+    default: '(none)',
+    meaning: "File holding the PKCS#12 file's password (one trailing line end ignored); needed with `SIGNING_P12_FILE`",
+    read: (env, name, so) => {
+      const value = text(env, name);
+      if ((value === undefined) !== (so.signingP12File === undefined)) {
+        throw new ConfigError(`SIGNING_P12_FILE and ${name} must be set together`);
+      }
+      return value;
+    },
   },
 ] as Setting[];
 

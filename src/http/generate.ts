@@ -12,7 +12,16 @@ import type { Job, Outcome } from '../render/job.js';
 import { WORKER_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
 import { requireJsonWithinLimit } from './json-body.js';
-import { ENGINE_IDS, ENGINE_VERSIONS, PDF_STANDARDS } from '../typst-version.js';
+import { HttpError } from './errors.js';
+import type { PdfSigner } from '../finish/signature-signer.js';
+import { MESSAGES } from '../messages.js';
+import { ENGINE_IDS, ENGINE_VERSIONS, PDF_STANDARDS, SIGNATURE_FIELDS, SIGNATURE_TEXT_CHARS, type SignatureField } from '../typst-version.js';
+
+const SIGNATURE_FIELD_MEANINGS: Record<SignatureField, string> = {
+  reason: 'Why the document is signed (the signature\'s /Reason).',
+  location: 'Where it is signed (/Location).',
+  contact: 'How to reach the signer (/ContactInfo).',
+};
 
 export interface Renderer {
   render(job: Job, signal?: AbortSignal): Promise<Outcome>;
@@ -50,8 +59,9 @@ export const generateBodySchema = {
     pdf: {
       type: ['object', 'null'],
       description:
-        'PDF export options of the Typst 0.14 engine (with 0.11: 400). A standard Typst checks the document against, and declares in the XMP metadata; ' +
-        "what the standard forbids (transparency under PDF/A-1, an attached file under PDF/A-2, a missing title under PDF/UA-1, ...) is a 400 with Typst's message.",
+        'PDF output options. `standard` and `tagged` are options of the Typst 0.14 engine (with 0.11: 400): a standard Typst checks the document against, and declares in the XMP metadata; ' +
+        "what the standard forbids (transparency under PDF/A-1, an attached file under PDF/A-2, a missing title under PDF/UA-1, ...) is a 400 with Typst's message. " +
+        '`signature`, on either engine, asks for the PDF signed by the service\'s identity.',
       additionalProperties: false,
       properties: {
         standard: {
@@ -59,8 +69,22 @@ export const generateBodySchema = {
           description: 'PDF version (`1.4` to `2.0`), PDF/A level (`a-1b` to `a-4e`) or PDF/UA-1 (`ua-1`).',
         },
         tagged: { type: 'boolean', description: 'Write a tagged PDF (default true; PDF/A-*a and PDF/UA-1 need it).' },
+        signature: {
+          type: 'object',
+          description:
+            "Sign the PDF by the service's identity (SIGNING_P12_FILE): a PAdES baseline B-B signature (CMS detached, SHA-256, the certificate chain), " +
+            'in an invisible field on page 1, added as an incremental update, at the server\'s time. A service without an identity answers 400. ' +
+            '`GET /readyz` says whether this one has one (`signing`).',
+          additionalProperties: false,
+          properties: Object.fromEntries(
+            SIGNATURE_FIELDS.map((field) => [
+              field,
+              { type: 'string', maxLength: SIGNATURE_TEXT_CHARS, description: SIGNATURE_FIELD_MEANINGS[field] },
+            ]),
+          ),
+        },
       },
-      examples: [{ standard: 'a-3b' }],
+      examples: [{ standard: 'a-3b' }, { signature: { reason: 'Approved', location: 'Berlin' } }],
     },
   },
 } as const;
@@ -72,7 +96,7 @@ declare module 'fastify' {
   }
 }
 
-export function generateRoute(app: FastifyInstance, renderer: Renderer, answers: AnswerLimits): void {
+export function generateRoute(app: FastifyInstance, renderer: Renderer, answers: AnswerLimits, signer?: PdfSigner): void {
   app.decorateRequest('compileMs', undefined);
   app.decorateRequest('outputRefused', undefined);
   app.post<{ Body: Job }>('/v1/pdf/generate', { onRequest: requireJsonWithinLimit }, async (request, reply) => {
@@ -86,6 +110,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
       const giveBackBuffer = () => giveBack(bytes);
       settled.then(giveBackBuffer, giveBackBuffer);
     });
+    if (job.layout.signature && !signer) throw new HttpError(400, MESSAGES.noSigningIdentity);
     if (answers.full()) throw new PoolUnavailableError('answers_pending');
     const abort = new AbortController();
     // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
@@ -101,11 +126,19 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
       return reply.code(result.status).type('application/json; charset=utf-8').send(result.errorBody);
     }
     if (result.warnings) reply.header('x-typst-warnings', result.warnings);
+    let pdf = result.pdf;
+    if (job.layout.signature && signer) {
+      // Signed here, in the server, not in the worker: the key never goes where a template runs,
+      // and the PDF is whole here (see finish/signature-signer.ts). The worker's copy goes at once.
+      pdf = signer.sign(result.pdf, bytes, job.layout.signature);
+      reply.wipeAfterResponse(pdf);
+      result.frame.fill(0);
+    }
     reply.code(200).headers({
       'content-type': 'application/pdf',
-      'content-length': String(result.pdf.length),
+      'content-length': String(pdf.length),
       'content-disposition': 'inline; filename="document.pdf"',
     });
-    return answers.send(request, reply, result.pdf, result.frame.length);
+    return answers.send(request, reply, pdf, pdf === result.pdf ? result.frame.length : pdf.length);
   });
 }
