@@ -8,7 +8,7 @@
  * requests later. No process of the service may write a core dump at all.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { processLimit } from '../src/process-limits.js';
@@ -16,6 +16,7 @@ import { NO_RATE_LIMIT } from './support/hostile.js';
 import { encodings, scanMemory } from './support/memory-scan.js';
 import { head, open, rawRequest, readAll } from './support/raw-http.js';
 import { generate, readiness, startService, TEST_KEY, type Service } from './support/service.js';
+import { makeTestIdentity, type TestIdentity } from './support/signing-identity.js';
 
 /** A marker no other program holds: random, and never made in this process before the request is built. */
 const marker = (kind: string) => `${kind}${randomBytes(9).toString('hex')}`;
@@ -26,16 +27,26 @@ const AFTER_ANSWER_MS = 300;
 /** A key with a budget of one request a minute, for the 429 case. */
 const SMALL_KEY = 'retention-small-key-0123456789';
 
-type Markers = Record<string, string>;
+/** Texts, looked for in UTF-8 and UTF-16; and bytes (a digest, a signature), looked for as they are. */
+type Markers = Record<string, string | Buffer>;
 
 /** Every hit of any marker in the server and in each worker, by marker, encoding and mapping. */
 function scanService(service: Service, markers: Markers): { server: Record<string, number>; workers: Record<string, number>[] } {
-  const names = Object.keys(markers);
-  const needles = names.flatMap((name) => encodings(markers[name]!));
+  const needles: Buffer[] = [];
+  const labels: string[] = [];
+  for (const [name, value] of Object.entries(markers)) {
+    if (typeof value === 'string') {
+      needles.push(...encodings(value));
+      labels.push(`${name} (UTF-8`, `${name} (UTF-16`);
+    } else {
+      needles.push(value);
+      labels.push(`${name} (bytes`);
+    }
+  }
   const count = (pid: number) => {
     const found: Record<string, number> = {};
     for (const hit of scanMemory(pid, needles)) {
-      const name = `${names[hit.needle >> 1]} (${hit.needle & 1 ? 'UTF-16' : 'UTF-8'}, ${hit.mapping})`;
+      const name = `${labels[hit.needle]}, ${hit.mapping})`;
       found[name] = (found[name] ?? 0) + 1;
     }
     return found;
@@ -65,6 +76,17 @@ function markedRequest(extraTemplate = '') {
   return { body, markers: { ...markers, svgBase64: assets['img/seal.svg'] } };
 }
 
+/** What only the signing held: the SHA-256 over the signed ranges, and the end of the CMS (the signature value). */
+function signatureParts(pdf: Buffer): { digest: Buffer; signatureValue: Buffer } {
+  const tail = pdf.toString('latin1', pdf.lastIndexOf('/ByteRange'));
+  const [a, b, c, d] = /\/ByteRange \[([\d ]+)\]/.exec(tail)![1]!.trim().split(/ +/).map(Number) as [number, number, number, number];
+  const digest = createHash('sha256').update(pdf.subarray(a, a + b)).update(pdf.subarray(c, c + d)).digest();
+  const contents = Buffer.from(pdf.toString('latin1', a + b + 1, c - 1), 'hex');
+  // The CMS (a SEQUENCE with a two-byte length), then zeros; the signer's signature is its last field.
+  const cmsEnd = 4 + contents.readUInt16BE(2);
+  return { digest, signatureValue: contents.subarray(cmsEnd - 64, cmsEnd) };
+}
+
 async function waitIdle(service: Service): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if ((await readiness(service)).busy === 0) return;
@@ -75,11 +97,14 @@ async function waitIdle(service: Service): Promise<void> {
 
 describe('request content in memory, at the answer', () => {
   let service: Service;
+  let identity: TestIdentity;
   before(async () => {
-    service = await startService({ ...NO_RATE_LIMIT, WORKERS: '2', API_KEYS: `${TEST_KEY},${SMALL_KEY} limit=1` });
+    identity = makeTestIdentity();
+    service = await startService({ ...NO_RATE_LIMIT, WORKERS: '2', API_KEYS: `${TEST_KEY},${SMALL_KEY} limit=1`, ...identity.env });
   });
   after(async () => {
     await service.stop();
+    identity.dispose();
   });
 
   /** Sends, waits until the answer has been read, waits AFTER_ANSWER_MS, scans. */
@@ -114,6 +139,18 @@ describe('request content in memory, at the answer', () => {
         assert.equal(res.headers.get('x-typst-version'), '0.14.2');
         assert.ok(Buffer.from(await res.arrayBuffer()).includes(markers.title), 'the PDF carries the title in clear');
         return markers;
+      },
+    },
+    {
+      name: 'a signed 200 (its texts, the PDF, the digest it signs and the CMS)',
+      async run() {
+        const { body, markers } = markedRequest();
+        const reason = marker('REASON');
+        const res = await generate(service, { ...body, pdf: { signature: { reason, location: `${marker('LOCATION')} ✓` } } });
+        assert.equal(res.status, 200);
+        const pdf = Buffer.from(await res.arrayBuffer());
+        assert.ok(pdf.includes(reason), 'the PDF carries the reason in clear');
+        return { ...markers, reason, ...signatureParts(pdf) };
       },
     },
     {

@@ -13,7 +13,7 @@
  * Every buffer made here that holds the PDF, its digest or the CMS is
  * zero-filled once used; the signed PDF is the caller's to wipe.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { BodyLayout } from '../body/layout.js';
 import { SIGNATURE_FIELDS } from '../typst-version.js';
 import { CmsSigner } from './signature-cms.js';
@@ -53,7 +53,7 @@ export class PdfSigner {
     const afterContents = at + hexDigits + 2;
     const ranges = [0, at, afterContents, signed.length - afterContents];
     signed.write(ranges.join(' ').padEnd(update.byteRange.end - update.byteRange.start, ' '), update.byteRange.start, 'latin1');
-    const digest = createHash('sha256').update(signed.subarray(0, at)).update(signed.subarray(afterContents)).digest();
+    const digest = rangesDigest(signed, at, afterContents);
     const cms = this.cms.sign(digest);
     digest.fill(0);
     let o = at + 1;
@@ -64,4 +64,23 @@ export class PdfSigner {
     cms.fill(0);
     return signed;
   }
+}
+
+/**
+ * SHA-256 of `signed` but its bytes [at, afterContents): the signature's
+ * /ByteRange. Made by the one-shot `crypto.hash`, on one contiguous view:
+ * the part after the placeholder (the update's short tail) is copied into
+ * the placeholder, right after the part before it. A `Hash` object would
+ * keep its digest in native memory until it is collected, long after the
+ * answer.
+ */
+function rangesDigest(signed: Buffer, at: number, afterContents: number): Buffer {
+  const tail = signed.length - afterContents;
+  // The placeholder holds thousands of hex digits, the tail a few hundred bytes; the closing `>` is not touched.
+  if (tail >= afterContents - at - 1) throw new Error('the tail of the update is longer than the /Contents placeholder');
+  signed.copy(signed, at, afterContents);
+  const digest = hash('sha256', signed.subarray(0, at + tail), 'buffer');
+  signed[at] = 0x3c;
+  signed.fill(0x30, at + 1, afterContents - 1);
+  return digest;
 }
