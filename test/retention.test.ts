@@ -80,7 +80,10 @@ function markedRequest(extraTemplate = '') {
 function signatureParts(pdf: Buffer): { digest: Buffer; signatureValue: Buffer } {
   const tail = pdf.toString('latin1', pdf.lastIndexOf('/ByteRange'));
   const [a, b, c, d] = /\/ByteRange \[([\d ]+)\]/.exec(tail)![1]!.trim().split(/ +/).map(Number) as [number, number, number, number];
-  const digest = createHash('sha256').update(pdf.subarray(a, a + b)).update(pdf.subarray(c, c + d)).digest();
+  const digest = createHash('sha256')
+    .update(pdf.subarray(a, a + b))
+    .update(pdf.subarray(c, c + d))
+    .digest();
   const contents = Buffer.from(pdf.toString('latin1', a + b + 1, c - 1), 'hex');
   // The CMS (a SEQUENCE with a two-byte length), then zeros; the signer's signature is its last field.
   const cmsEnd = 4 + contents.readUInt16BE(2);

@@ -92,11 +92,15 @@ describe('a service with a signing identity', () => {
 
   it('takes texts of 256 characters, outside the BMP too', async () => {
     const signature = { reason: '😀'.repeat(256), location: 'x'.repeat(256) };
-    assertSignedWhole(await pdfOf(await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, typst: '0.14', pdf: { signature } })));
+    assertSignedWhole(
+      await pdfOf(await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, typst: '0.14', pdf: { signature } })),
+    );
   });
 
   it('a copy with one byte changed inside the signed range shows as invalid', async () => {
-    const pdf = await pdfOf(await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, pdf: { signature: { reason: 'Approved' } } }));
+    const pdf = await pdfOf(
+      await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, pdf: { signature: { reason: 'Approved' } } }),
+    );
     const [, firstEnd] = byteRange(pdf);
     // A byte of the document's title in its Info dictionary: the file stays readable, its digest does not match.
     const at = pdf.indexOf('(Contract)');
@@ -121,7 +125,7 @@ describe('a service with a signing identity', () => {
     assert.deepEqual(pdfAttachments(pdf), ['factur-x.xml']);
   });
 
-  it('keeps Typst\'s file byte for byte in front of the signature', async () => {
+  it("keeps Typst's file byte for byte in front of the signature", async () => {
     const body = { data: { who: 'Ada' }, template: TEMPLATE, typst: '0.14' };
     const plain = await pdfOf(await generate(service, body));
     const signed = await pdfOf(await generate(service, { ...body, pdf: { signature: {} } }));
@@ -185,10 +189,7 @@ describe('requests for a signature the service refuses', () => {
   });
 
   it('without an identity: 400, and /readyz says there is none', async () => {
-    assert.equal(
-      await errorOf(await generate(service, { data: {}, template: 'x', pdf: { signature: {} } })),
-      MESSAGES.noSigningIdentity,
-    );
+    assert.equal(await errorOf(await generate(service, { data: {}, template: 'x', pdf: { signature: {} } })), MESSAGES.noSigningIdentity);
     assert.equal((await readiness(service)).signing, false);
   });
 

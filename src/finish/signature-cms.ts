@@ -64,7 +64,11 @@ export class CmsSigner {
     });
     const certHash = createHash('sha256').update(identity.certificates[0]!).digest();
     this.signingCertificateV2 = new asn1js.Sequence({
-      value: [new asn1js.Sequence({ value: [new asn1js.Sequence({ value: [new asn1js.OctetString({ valueHex: certHash }), issuerSerial.toSchema()] })] })],
+      value: [
+        new asn1js.Sequence({
+          value: [new asn1js.Sequence({ value: [new asn1js.OctetString({ valueHex: certHash }), issuerSerial.toSchema()] })],
+        }),
+      ],
     });
     this.signatureAlgorithm = identity.key.asymmetricKeyType === 'ec' ? OID.ecdsaWithSha256 : OID.sha256WithRsa;
     this.maxBytes = this.template(maxSignatureBytes(identity)).cms.length;

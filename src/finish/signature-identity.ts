@@ -85,13 +85,16 @@ export async function loadSigningIdentity(p12File: string, passwordFile: string)
         if (bag.bagId === OID.shroudedKeyBag) {
           const shrouded = bag.bagValue as pkijs.PKCS8ShroudedKeyBag;
           // Public in pkijs's JavaScript, marked protected in its typings: its own PKCS#12 examples call it.
-          await (shrouded as unknown as { parseInternalValues(p: { password: ArrayBuffer }): Promise<void> }).parseInternalValues({ password });
+          await (shrouded as unknown as { parseInternalValues(p: { password: ArrayBuffer }): Promise<void> }).parseInternalValues({
+            password,
+          });
           keys.push(new Uint8Array(shrouded.parsedValue!.toSchema().toBER(false)));
         } else if (bag.bagId === OID.keyBag) {
           keys.push(new Uint8Array((bag.bagValue as pkijs.PrivateKeyInfo).toSchema().toBER(false)));
         } else if (bag.bagId === OID.certBag) {
           const cert = bag.bagValue as pkijs.CertBag;
-          if (cert.certId === OID.x509Certificate) certificates.push(Buffer.from((cert.parsedValue as pkijs.Certificate).toSchema().toBER(false)));
+          if (cert.certId === OID.x509Certificate)
+            certificates.push(Buffer.from((cert.parsedValue as pkijs.Certificate).toSchema().toBER(false)));
         }
       }
     }

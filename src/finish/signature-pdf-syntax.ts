@@ -116,8 +116,9 @@ export function valueEnd(pdf: Uint8Array, i: number): number {
   }
 }
 
-/** After the integer at [start, end): the end of `start G R` if a reference follows, else `end`. */
+/** After the number at [start, end): the end of `N G R` if it is an integer and a reference follows, else `end`. */
 function referenceEnd(pdf: Uint8Array, start: number, end: number): number {
+  if (integerAt(pdf, { start, end }) < 0) return end;
   const genStart = skipSpace(pdf, end);
   if (!isDigit(pdf[genStart])) return end;
   const genEnd = tokenEnd(pdf, genStart);

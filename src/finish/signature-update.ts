@@ -69,7 +69,12 @@ function dictionaryWith(bytes: Uint8Array, entries: Entry[], drop: string[], ext
   const parts: Buffer[] = [ascii('<<')];
   for (const { key, value } of entries) {
     if (drop.some((name) => entryOf(bytes, [{ key, value }], name))) continue;
-    parts.push(Buffer.from(bytes.subarray(key.start, key.end)), ascii(' '), Buffer.from(bytes.subarray(value.start, value.end)), ascii('\n'));
+    parts.push(
+      Buffer.from(bytes.subarray(key.start, key.end)),
+      ascii(' '),
+      Buffer.from(bytes.subarray(value.start, value.end)),
+      ascii('\n'),
+    );
   }
   parts.push(...extra, ascii('>>'));
   return Buffer.concat(parts);
@@ -81,7 +86,8 @@ function arrayWith(objects: PdfObjects, bytes: Uint8Array, span: Span | undefine
   if (span) {
     const array = objects.resolve(bytes, span);
     if (array.bytes[array.span.start] !== 0x5b) throw new PdfSyntaxError('expected an array');
-    for (const item of arrayItems(array.bytes, array.span.start)) parts.push(Buffer.from(array.bytes.subarray(item.start, item.end)), ascii(' '));
+    for (const item of arrayItems(array.bytes, array.span.start))
+      parts.push(Buffer.from(array.bytes.subarray(item.start, item.end)), ascii(' '));
   }
   parts.push(ascii(`${refText(ref)}]`));
   return Buffer.concat(parts);
@@ -151,11 +157,12 @@ function build(finished: Buffer, objects: PdfObjects, texts: SignatureTexts, con
   const form = acroForm ? objects.resolve(catalog.bytes, acroForm) : undefined;
   const formEntries = form ? dictionaryAt(form.bytes, form.span.start).entries : [];
   const fields = arrayWith(objects, form?.bytes ?? finished, form && entryOf(form.bytes, formEntries, '/Fields'), fieldRef);
-  const formDict = dictionaryWith(form?.bytes ?? finished, formEntries, ['/Fields', '/SigFlags'], [
-    ascii('/Fields '),
-    fields,
-    ascii('\n/SigFlags 3\n'),
-  ]);
+  const formDict = dictionaryWith(
+    form?.bytes ?? finished,
+    formEntries,
+    ['/Fields', '/SigFlags'],
+    [ascii('/Fields '), fields, ascii('\n/SigFlags 3\n')],
+  );
   if (acroFormRef) updated.push({ ref: acroFormRef, value: [formDict] });
   else {
     const catalogDict = dictionaryWith(catalog.bytes, catalog.entries, ['/AcroForm'], [ascii('/AcroForm '), formDict, ascii('\n')]);
@@ -223,7 +230,11 @@ function build(finished: Buffer, objects: PdfObjects, texts: SignatureTexts, con
     push(ascii('>>\n'));
   }
   push(ascii(`startxref\n${sectionAt}\n%%EOF\n`));
-  return { pdf: Buffer.concat([finished, ...parts], length), contents: { at: contentsAt, hexDigits: zeros.length }, byteRange: byteRangeBefore(contentsAt) };
+  return {
+    pdf: Buffer.concat([finished, ...parts], length),
+    contents: { at: contentsAt, hexDigits: zeros.length },
+    byteRange: byteRangeBefore(contentsAt),
+  };
 }
 
 /** Where the /ByteRange placeholder's blanks are, given where the /Contents placeholder's `<` is. */

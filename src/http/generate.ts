@@ -15,10 +15,17 @@ import { requireJsonWithinLimit } from './json-body.js';
 import { HttpError } from './errors.js';
 import type { PdfSigner } from '../finish/signature-signer.js';
 import { MESSAGES } from '../messages.js';
-import { ENGINE_IDS, ENGINE_VERSIONS, PDF_STANDARDS, SIGNATURE_FIELDS, SIGNATURE_TEXT_CHARS, type SignatureField } from '../typst-version.js';
+import {
+  ENGINE_IDS,
+  ENGINE_VERSIONS,
+  PDF_STANDARDS,
+  SIGNATURE_FIELDS,
+  SIGNATURE_TEXT_CHARS,
+  type SignatureField,
+} from '../typst-version.js';
 
 const SIGNATURE_FIELD_MEANINGS: Record<SignatureField, string> = {
-  reason: 'Why the document is signed (the signature\'s /Reason).',
+  reason: "Why the document is signed (the signature's /Reason).",
   location: 'Where it is signed (/Location).',
   contact: 'How to reach the signer (/ContactInfo).',
 };
@@ -61,7 +68,7 @@ export const generateBodySchema = {
       description:
         'PDF output options. `standard` and `tagged` are options of the Typst 0.14 engine (with 0.11: 400): a standard Typst checks the document against, and declares in the XMP metadata; ' +
         "what the standard forbids (transparency under PDF/A-1, an attached file under PDF/A-2, a missing title under PDF/UA-1, ...) is a 400 with Typst's message. " +
-        '`signature`, on either engine, asks for the PDF signed by the service\'s identity.',
+        "`signature`, on either engine, asks for the PDF signed by the service's identity.",
       additionalProperties: false,
       properties: {
         standard: {
@@ -73,7 +80,7 @@ export const generateBodySchema = {
           type: 'object',
           description:
             "Sign the PDF by the service's identity (SIGNING_P12_FILE): a PAdES baseline B-B signature (CMS detached, SHA-256, the certificate chain), " +
-            'in an invisible field on page 1, added as an incremental update, at the server\'s time. A service without an identity answers 400. ' +
+            "in an invisible field on page 1, added as an incremental update, at the server's time. A service without an identity answers 400. " +
             '`GET /readyz` says whether this one has one (`signing`).',
           additionalProperties: false,
           properties: Object.fromEntries(

@@ -30,17 +30,56 @@ export function makeTestIdentity(keyType: 'rsa' | 'ec' = 'rsa'): TestIdentity {
   const dir = mkdtempSync(join(tmpdir(), 'signing-identity-'));
   const newKey = keyType === 'rsa' ? ['-newkey', 'rsa:2048'] : ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256'];
   openssl(
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=Test Root CA',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=Test Root CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
     dir,
   );
   openssl(['req', ...newKey, '-nodes', '-keyout', 'signer.key', '-out', 'signer.csr', '-subj', `/CN=${SIGNER_NAME}/O=Example`], dir);
   writeFileSync(join(dir, 'ext.cnf'), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,nonRepudiation\n');
-  openssl(['x509', '-req', '-in', 'signer.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'signer.crt', '-days', '2', '-extfile', 'ext.cnf'], dir);
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'signer.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'signer.crt',
+      '-days',
+      '2',
+      '-extfile',
+      'ext.cnf',
+    ],
+    dir,
+  );
   // The password as `echo` would write it: with a line end, which the service ignores.
   writeFileSync(join(dir, 'password'), 'correct horse battery staple\n');
   const p12 = join(dir, 'signer.p12');
-  openssl(['pkcs12', '-export', '-inkey', 'signer.key', '-in', 'signer.crt', '-certfile', 'ca.crt', '-out', p12, '-passout', 'file:password'], dir);
+  openssl(
+    ['pkcs12', '-export', '-inkey', 'signer.key', '-in', 'signer.crt', '-certfile', 'ca.crt', '-out', p12, '-passout', 'file:password'],
+    dir,
+  );
   return {
     dir,
     p12,
@@ -49,7 +88,10 @@ export function makeTestIdentity(keyType: 'rsa' | 'ec' = 'rsa'): TestIdentity {
     env: { SIGNING_P12_FILE: p12, SIGNING_PASSWORD_FILE: join(dir, 'password') },
     legacyP12() {
       const legacy = join(dir, 'legacy.p12');
-      openssl(['pkcs12', '-export', '-legacy', '-inkey', 'signer.key', '-in', 'signer.crt', '-out', legacy, '-passout', 'file:password'], dir);
+      openssl(
+        ['pkcs12', '-export', '-legacy', '-inkey', 'signer.key', '-in', 'signer.crt', '-out', legacy, '-passout', 'file:password'],
+        dir,
+      );
       return legacy;
     },
     dispose: () => rmSync(dir, { recursive: true, force: true }),
