@@ -1,7 +1,8 @@
 /**
  * Starts the real service for the benchmark with the tests' starter: a free
  * loopback port, a known key, the given number of workers, and a rate limit
- * high enough never to answer 429. Everything else is as configured by default.
+ * high enough never to answer 429, and any settings of the caller's (a signing
+ * identity). Everything else is as configured by default.
  */
 import { startService, TEST_KEY, type Service } from '../test/support/service.js';
 
@@ -9,6 +10,6 @@ export const BENCH_KEY = TEST_KEY;
 
 export type BenchService = Service;
 
-export function startBenchService(workers: number): Promise<BenchService> {
-  return startService({ WORKERS: String(workers), RATE_LIMIT_PER_MINUTE: '1000000' });
+export function startBenchService(workers: number, env: Record<string, string> = {}): Promise<BenchService> {
+  return startService({ WORKERS: String(workers), RATE_LIMIT_PER_MINUTE: '1000000', ...env });
 }
