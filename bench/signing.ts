@@ -101,7 +101,16 @@ async function pdfOf(url: string, body: Buffer): Promise<Buffer> {
 
 export function describeSigning(figures: SigningFigures[]): string {
   return table(
-    ['Workload', 'PDF bytes (signed)', 'c=1 p50 ms (signed)', 'p50 added', 'server CPU ms/req (signed)', 'CPU added', 'signing alone ms', `≤ ${SIGNING_TARGET_MS} ms added`],
+    [
+      'Workload',
+      'PDF bytes (signed)',
+      'c=1 p50 ms (signed)',
+      'p50 added',
+      'server CPU ms/req (signed)',
+      'CPU added',
+      'signing alone ms',
+      `≤ ${SIGNING_TARGET_MS} ms added`,
+    ],
     figures.map((f) => [
       f.id,
       `${f.pdfBytes} (${f.signedPdfBytes})`,
