@@ -20,7 +20,7 @@ export interface GenerateBody {
   template: string;
   assets?: Record<string, string>;
   typst?: string;
-  pdf?: { standard: string };
+  pdf?: { standard?: string; signature?: Record<string, never> };
 }
 
 export interface RateLimit {
