@@ -4,7 +4,10 @@
  * (`signing`); without one the switch is greyed out, with the reason beside it.
  */
 
-const NO_IDENTITY = 'This service has no signing identity (its operator sets SIGNING_P12_FILE).';
+/** Beside the switch: short, so the toolbar keeps its height. */
+const NO_IDENTITY = 'no signing identity on this service';
+/** On the switch itself: what the operator would set. */
+const NO_IDENTITY_TITLE = 'This service has no signing identity: its operator sets SIGNING_P12_FILE and SIGNING_PASSWORD_FILE.';
 
 export class SignedSwitch {
   constructor(
@@ -28,7 +31,7 @@ export class SignedSwitch {
     this.input.disabled = !signing;
     if (!signing) this.input.checked = false;
     this.note.textContent = signing ? '' : NO_IDENTITY;
-    this.input.title = signing ? 'Sign the PDF with the service’s identity' : NO_IDENTITY;
+    this.input.title = signing ? 'Sign the PDF with the service’s identity' : NO_IDENTITY_TITLE;
   }
 
   /** The request's `pdf.signature`, when asked for. */
