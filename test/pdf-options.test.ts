@@ -147,9 +147,9 @@ describe('the pdf field, checked', () => {
   });
 
   const refused: [string, unknown, string][] = [
-    ['an unknown key', { standard: 'a-2b', compress: true }, 'Field "pdf" may hold only "standard" and "tagged"'],
-    ['a string', 'a-2b', 'Field "pdf" must be a JSON object with the optional fields "standard" and "tagged"'],
-    ['an array', ['a-2b'], 'Field "pdf" must be a JSON object with the optional fields "standard" and "tagged"'],
+    ['an unknown key', { standard: 'a-2b', compress: true }, 'Field "pdf" may hold only "standard", "tagged" and "signature"'],
+    ['a string', 'a-2b', 'Field "pdf" must be a JSON object with the optional fields "standard", "tagged" and "signature"'],
+    ['an array', ['a-2b'], 'Field "pdf" must be a JSON object with the optional fields "standard", "tagged" and "signature"'],
     [
       'an unknown standard',
       { standard: 'a-5' },
