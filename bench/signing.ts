@@ -64,7 +64,7 @@ export async function measureSigning(blocks: number, perBlock: number, log: (mes
       const times: number[] = [];
       for (let i = 0; i < 300; i++) {
         const started = performance.now();
-        signer.sign(plain, Buffer.alloc(0), {}).fill(0);
+        (await signer.sign(plain, Buffer.alloc(0), {})).fill(0);
         times.push(performance.now() - started);
       }
       const figure: SigningFigures = {

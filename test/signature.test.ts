@@ -155,9 +155,9 @@ describe('signing a PDF that already has incremental updates', () => {
     assert.match(withStreams.toString('latin1'), /\/Type\s*\/ObjStm/);
     const signer = new PdfSigner(await loadSigningIdentity(identity.p12, identity.passwordFile));
     const none = Buffer.alloc(0);
-    const once = signer.sign(withStreams, none, {});
+    const once = await signer.sign(withStreams, none, {});
     assertSignedWhole(once);
-    const twice = signer.sign(once, none, {});
+    const twice = await signer.sign(once, none, {});
     assertSignedWhole(twice, 2);
     const [first] = pdfSignatures(twice);
     assert.equal(first!['Signature Validation'], 'Signature is Valid.', 'the first signature still holds for its revision');

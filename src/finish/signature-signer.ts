@@ -8,12 +8,12 @@
  * worker: the key must never be where a template runs (a template cannot
  * read it, a worker's crash cannot dump it), and the PDF is whole here,
  * after every other finishing the worker did. The cost is a copy of the
- * PDF, one SHA-256 pass over it and one key operation.
+ * PDF, one SHA-256 pass over it (off the event loop) and one key operation.
  *
  * Every buffer made here that holds the PDF, its digest or the CMS is
  * zero-filled once used; the signed PDF is the caller's to wipe.
  */
-import { hash } from 'node:crypto';
+import { webcrypto } from 'node:crypto';
 import type { BodyLayout } from '../body/layout.js';
 import { SIGNATURE_FIELDS } from '../typst-version.js';
 import { CmsSigner } from './signature-cms.js';
@@ -35,7 +35,7 @@ export class PdfSigner {
    * texts the request gave (`signature`: ranges of `body`), at `time`.
    * Throws a PdfSyntaxError if `pdf` cannot be read.
    */
-  sign(pdf: Buffer, body: Uint8Array, signature: NonNullable<BodyLayout['signature']>, time = new Date()): Buffer {
+  async sign(pdf: Buffer, body: Uint8Array, signature: NonNullable<BodyLayout['signature']>, time = new Date()): Promise<Buffer> {
     const texts: SignatureTexts = {};
     for (const field of SIGNATURE_FIELDS) {
       const range = signature[field];
@@ -53,7 +53,7 @@ export class PdfSigner {
     const afterContents = at + hexDigits + 2;
     const ranges = [0, at, afterContents, signed.length - afterContents];
     signed.write(ranges.join(' ').padEnd(update.byteRange.end - update.byteRange.start, ' '), update.byteRange.start, 'latin1');
-    const digest = rangesDigest(signed, at, afterContents);
+    const digest = await rangesDigest(signed, at, afterContents);
     const cms = this.cms.sign(digest);
     digest.fill(0);
     let o = at + 1;
@@ -68,19 +68,22 @@ export class PdfSigner {
 
 /**
  * SHA-256 of `signed` but its bytes [at, afterContents): the signature's
- * /ByteRange. Made by the one-shot `crypto.hash`, on one contiguous view:
+ * /ByteRange. Made by WebCrypto, on Node's thread pool, so a PDF of many
+ * megabytes does not stop the event loop; it takes one contiguous view, so
  * the part after the placeholder (the update's short tail) is copied into
- * the placeholder, right after the part before it. A `Hash` object would
- * keep its digest in native memory until it is collected, long after the
- * answer.
+ * the placeholder, right after the part before it, and the placeholder is
+ * made whole again once the digest is made. (A `Hash` object would also keep
+ * its digest in native memory until it is collected, long after the answer.)
  */
-function rangesDigest(signed: Buffer, at: number, afterContents: number): Buffer {
+async function rangesDigest(signed: Buffer, at: number, afterContents: number): Promise<Buffer> {
   const tail = signed.length - afterContents;
   // The placeholder holds thousands of hex digits, the tail a few hundred bytes; the closing `>` is not touched.
   if (tail >= afterContents - at - 1) throw new Error('the tail of the update is longer than the /Contents placeholder');
   signed.copy(signed, at, afterContents);
-  const digest = hash('sha256', signed.subarray(0, at + tail), 'buffer');
-  signed[at] = 0x3c;
-  signed.fill(0x30, at + 1, afterContents - 1);
-  return digest;
+  try {
+    return Buffer.from(await webcrypto.subtle.digest('SHA-256', signed.subarray(0, at + tail)));
+  } finally {
+    signed[at] = 0x3c;
+    signed.fill(0x30, at + 1, afterContents - 1);
+  }
 }

@@ -137,7 +137,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     if (job.layout.signature && signer) {
       // Signed here, in the server, not in the worker: the key never goes where a template runs,
       // and the PDF is whole here (see finish/signature-signer.ts). The worker's copy goes at once.
-      pdf = signer.sign(result.pdf, bytes, job.layout.signature);
+      pdf = await signer.sign(result.pdf, bytes, job.layout.signature);
       reply.wipeAfterResponse(pdf);
       result.frame.fill(0);
     }
