@@ -157,6 +157,18 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: 'a signed 200 of several megabytes on the Typst 0.14 engine (hashed on the thread pool)',
+      async run() {
+        const { body, markers } = markedRequest('\n#pdf.attach("blob.bin", read("blob.bin", encoding: none))');
+        const assets = { ...body.assets, 'blob.bin': randomBytes(2 * 1024 * 1024).toString('base64') };
+        const res = await generate(service, { ...body, assets, typst: '0.14', pdf: { signature: {} } });
+        assert.equal(res.status, 200);
+        const pdf = Buffer.from(await res.arrayBuffer());
+        assert.ok(pdf.length > 2 * 1024 * 1024 && pdf.includes(markers.title), 'a large PDF, with the title in clear');
+        return { ...markers, ...signatureParts(pdf) };
+      },
+    },
+    {
       name: 'a 400 evaluation error on the Typst 0.14 engine (the answer quotes the template)',
       async run() {
         const markers = { data: marker('DATA'), template: marker('TEMPLATE') };

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -123,6 +124,15 @@ describe('a service with a signing identity', () => {
     assert.match(xmp, /<pdfaid:part>3</);
     assert.match(xmp, /<pdfaid:conformance>B</);
     assert.deepEqual(pdfAttachments(pdf), ['factur-x.xml']);
+  });
+
+  it('signs a PDF of several megabytes (hashed off the event loop)', async () => {
+    const blob = randomBytes(3 * 1024 * 1024);
+    const template = '= Attached\n#pdf.attach("blob.bin", read("blob.bin", encoding: none))';
+    const body = { data: {}, template, typst: '0.14', assets: { 'blob.bin': blob.toString('base64') }, pdf: { signature: {} } };
+    const pdf = await pdfOf(await generate(service, body));
+    assert.ok(pdf.length > 3 * 1024 * 1024, `${pdf.length} bytes`);
+    assertSignedWhole(pdf);
   });
 
   it("keeps Typst's file byte for byte in front of the signature", async () => {

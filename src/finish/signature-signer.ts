@@ -8,12 +8,13 @@
  * worker: the key must never be where a template runs (a template cannot
  * read it, a worker's crash cannot dump it), and the PDF is whole here,
  * after every other finishing the worker did. The cost is a copy of the
- * PDF, one SHA-256 pass over it (off the event loop) and one key operation.
+ * PDF, one SHA-256 pass over it (off the event loop for a large one) and
+ * one key operation.
  *
  * Every buffer made here that holds the PDF, its digest or the CMS is
  * zero-filled once used; the signed PDF is the caller's to wipe.
  */
-import { webcrypto } from 'node:crypto';
+import { hash, webcrypto } from 'node:crypto';
 import type { BodyLayout } from '../body/layout.js';
 import { SIGNATURE_FIELDS } from '../typst-version.js';
 import { CmsSigner } from './signature-cms.js';
@@ -67,21 +68,31 @@ export class PdfSigner {
 }
 
 /**
+ * From this size on, the PDF is hashed on Node's thread pool (WebCrypto)
+ * rather than on the event loop: about 3 ms of SHA-256 here, where the hop
+ * to the pool costs a small document more than its hashing.
+ */
+const HASH_OFF_THREAD_BYTES = 1024 * 1024;
+
+/**
  * SHA-256 of `signed` but its bytes [at, afterContents): the signature's
- * /ByteRange. Made by WebCrypto, on Node's thread pool, so a PDF of many
- * megabytes does not stop the event loop; it takes one contiguous view, so
- * the part after the placeholder (the update's short tail) is copied into
- * the placeholder, right after the part before it, and the placeholder is
- * made whole again once the digest is made. (A `Hash` object would also keep
- * its digest in native memory until it is collected, long after the answer.)
+ * /ByteRange. Both ways of hashing take one contiguous view, so the part
+ * after the placeholder (the update's short tail) is copied into the
+ * placeholder, right after the part before it, and the placeholder is made
+ * whole again once the digest is made. Both are one-shot: a `Hash` object
+ * would keep its digest in native memory until it is collected, long after
+ * the answer.
  */
 async function rangesDigest(signed: Buffer, at: number, afterContents: number): Promise<Buffer> {
   const tail = signed.length - afterContents;
   // The placeholder holds thousands of hex digits, the tail a few hundred bytes; the closing `>` is not touched.
   if (tail >= afterContents - at - 1) throw new Error('the tail of the update is longer than the /Contents placeholder');
   signed.copy(signed, at, afterContents);
+  const covered = signed.subarray(0, at + tail);
   try {
-    return Buffer.from(await webcrypto.subtle.digest('SHA-256', signed.subarray(0, at + tail)));
+    return covered.length < HASH_OFF_THREAD_BYTES
+      ? hash('sha256', covered, 'buffer')
+      : Buffer.from(await webcrypto.subtle.digest('SHA-256', covered));
   } finally {
     signed[at] = 0x3c;
     signed.fill(0x30, at + 1, afterContents - 1);
