@@ -49,20 +49,25 @@ export class PdfSigner {
       for (const text of Object.values(texts)) text.fill(0);
     }
     const signed = update.pdf;
-    const { at, hexDigits } = update.contents;
-    // The range covers everything but the placeholder, its < and > included.
-    const afterContents = at + hexDigits + 2;
-    const ranges = [0, at, afterContents, signed.length - afterContents];
-    signed.write(ranges.join(' ').padEnd(update.byteRange.end - update.byteRange.start, ' '), update.byteRange.start, 'latin1');
-    const digest = await rangesDigest(signed, at, afterContents);
-    const cms = this.cms.sign(digest);
-    digest.fill(0);
-    let o = at + 1;
-    for (const byte of cms) {
-      signed[o++] = HEX[byte >> 4]!;
-      signed[o++] = HEX[byte & 0xf]!;
+    try {
+      const { at, hexDigits } = update.contents;
+      // The range covers everything but the placeholder, its < and > included.
+      const afterContents = at + hexDigits + 2;
+      const ranges = [0, at, afterContents, signed.length - afterContents];
+      signed.write(ranges.join(' ').padEnd(update.byteRange.end - update.byteRange.start, ' '), update.byteRange.start, 'latin1');
+      const digest = await rangesDigest(signed, at, afterContents);
+      const cms = this.cms.sign(digest);
+      digest.fill(0);
+      let o = at + 1;
+      for (const byte of cms) {
+        signed[o++] = HEX[byte >> 4]!;
+        signed[o++] = HEX[byte & 0xf]!;
+      }
+      cms.fill(0);
+    } catch (error) {
+      signed.fill(0);
+      throw error;
     }
-    cms.fill(0);
     return signed;
   }
 }

@@ -230,8 +230,11 @@ function build(finished: Buffer, objects: PdfObjects, texts: SignatureTexts, con
     push(ascii('>>\n'));
   }
   push(ascii(`startxref\n${sectionAt}\n%%EOF\n`));
+  const pdf = Buffer.concat([finished, ...parts], length);
+  // The copies of the catalog and the first page (and the caller's texts) are in `pdf` now.
+  for (const part of parts) part.fill(0);
   return {
-    pdf: Buffer.concat([finished, ...parts], length),
+    pdf,
     contents: { at: contentsAt, hexDigits: zeros.length },
     byteRange: byteRangeBefore(contentsAt),
   };
