@@ -146,24 +146,49 @@ describe('a service with a signing identity', () => {
   });
 });
 
-describe('signing a PDF that already has incremental updates', () => {
-  it('signs a file whose last section is a cross-reference stream with object streams, and signs it again', async () => {
+describe('signing a PDF that already has incremental updates, or that another writer rewrote', () => {
+  /** Typst's PDFs of both engines, with a link on page 1 (an annotation the widget joins). */
+  const LINKED = '= Terms\nSee #link("https://example.com/terms")[the terms].\n#pagebreak()\nPage two.';
+  let signer: PdfSigner;
+  const typstPdfs: Record<string, Buffer> = {};
+  before(async () => {
+    signer = new PdfSigner(await loadSigningIdentity(identity.p12, identity.passwordFile));
     const service = await startService({ WORKERS: '1' });
-    let pdf: Buffer;
     try {
-      pdf = await pdfOf(await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, typst: '0.14' }));
+      for (const typst of ['0.11', '0.14']) typstPdfs[typst] = await pdfOf(await generate(service, { data: {}, template: LINKED, typst }));
     } finally {
       await service.stop();
     }
-    const input = join(identity.dir, 'plain.pdf');
-    const streams = join(identity.dir, 'streams.pdf');
+  });
+
+  /** `pdf` as qpdf writes it with `args`. */
+  function rewritten(pdf: Buffer, args: string[]): Buffer {
+    const input = join(identity.dir, 'input.pdf');
+    const output = join(identity.dir, 'output.pdf');
     writeFileSync(input, pdf);
-    const qpdf = spawnSync('qpdf', ['--object-streams=generate', input, streams]);
-    assert.equal(qpdf.status, 0);
-    const withStreams = Buffer.from(spawnSync('cat', [streams]).stdout);
+    assert.equal(spawnSync('qpdf', [...args, input, output]).status, 0);
+    return Buffer.from(spawnSync('cat', [output]).stdout);
+  }
+
+  const links = (pdf: Buffer) => pdfObjects(pdf).match(/\/URI \(https:\/\/example\.com\/terms\)/g)?.length ?? 0;
+
+  for (const typst of ['0.11', '0.14']) {
+    for (const args of [['--object-streams=generate'], ['--linearize'], ['--linearize', '--object-streams=generate'], ['--qdf']]) {
+      it(`signs Typst ${typst}'s PDF after qpdf ${args.join(' ')}, keeping page 1's link`, async () => {
+        const pdf = rewritten(typstPdfs[typst]!, args);
+        const signed = await signer.sign(pdf, Buffer.alloc(0), {});
+        assertSignedWhole(signed);
+        assert.ok(signed.subarray(0, pdf.length).equals(pdf), 'the file signed is kept byte for byte');
+        assert.equal(links(signed), links(pdf));
+        assert.ok(links(pdf) >= 1);
+      });
+    }
+  }
+
+  it('signs a file whose last section is a cross-reference stream with object streams, and signs it again', async () => {
+    const withStreams = rewritten(typstPdfs['0.14']!, ['--object-streams=generate']);
     assert.match(withStreams.toString('latin1'), /\/Type\s*\/XRef/);
     assert.match(withStreams.toString('latin1'), /\/Type\s*\/ObjStm/);
-    const signer = new PdfSigner(await loadSigningIdentity(identity.p12, identity.passwordFile));
     const none = Buffer.alloc(0);
     const once = await signer.sign(withStreams, none, {});
     assertSignedWhole(once);
@@ -173,7 +198,9 @@ describe('signing a PDF that already has incremental updates', () => {
     assert.equal(first!['Signature Validation'], 'Signature is Valid.', 'the first signature still holds for its revision');
     assert.equal(first!['Total document signed'], undefined, 'the first signature covers its own revision only');
   });
+});
 
+describe('other keys', () => {
   it('signs with an EC key (P-256)', async () => {
     const ec = makeTestIdentity('ec');
     try {
