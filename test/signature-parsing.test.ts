@@ -11,10 +11,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { deflateSync } from 'node:zlib';
 import fc from 'fast-check';
 import { checkBody } from '../src/body/json-check.js';
 import type { Range } from '../src/body/layout.js';
 import { pdfTextString } from '../src/finish/signature-text.js';
+import { appendSignatureUpdate } from '../src/finish/signature-update.js';
 import { dictionaryAt, PdfSyntaxError, valueEnd } from '../src/finish/signature-pdf-syntax.js';
 import { MESSAGES, signatureText } from '../src/messages.js';
 
@@ -132,6 +134,75 @@ describe('PDF syntax the signature reads', () => {
     const small = Math.min(timed(200_000), timed(200_000));
     const large = Math.min(timed(800_000), timed(800_000));
     assert.ok(large < small * 12, `4 times the nesting took ${(large / small).toFixed(1)} times as long`);
+  });
+});
+
+describe('the objects of a damaged PDF', () => {
+  /** A small PDF whose last section is a cross-reference stream, with object streams, as qpdf writes one. */
+  const pdf = Buffer.from(
+    '%PDF-1.5\n1 0 obj\n<</Type /Catalog /Pages 2 0 R>>\nendobj\n2 0 obj\n<</Type /Pages /Kids [3 0 R] /Count 1>>\nendobj\n' +
+      '3 0 obj\n<</Type /Page /Parent 2 0 R /MediaBox [0 0 10 10] /Annots [<</Subtype /Link /Rect [0 0 1 1]>>]>>\nendobj\n',
+    'latin1',
+  );
+  const offsets = [9, pdf.indexOf('2 0 obj'), pdf.indexOf('3 0 obj')];
+  const rows = Buffer.alloc(5 * 4);
+  rows.writeUInt8(0, 0);
+  offsets.forEach((offset, i) => {
+    rows.writeUInt8(1, 4 * (i + 1));
+    rows.writeUInt16BE(offset, 4 * (i + 1) + 1);
+  });
+  rows.writeUInt8(1, 16);
+  rows.writeUInt16BE(pdf.length, 17);
+  /** The cross-reference stream: plain, or compressed with the PNG Up predictor as qpdf and Typst-era writers make it. */
+  const xrefStream = (compressed: boolean) => {
+    let data = rows;
+    let extra = '';
+    if (compressed) {
+      const predicted = Buffer.alloc(5 * 5);
+      for (let r = 0; r < 5; r++) {
+        predicted[r * 5] = 2;
+        for (let c = 0; c < 4; c++) predicted[r * 5 + 1 + c] = (rows[r * 4 + c]! - (r > 0 ? rows[(r - 1) * 4 + c]! : 0)) & 0xff;
+      }
+      data = deflateSync(predicted);
+      extra = ' /Filter /FlateDecode /DecodeParms <</Predictor 12 /Columns 4>>';
+    }
+    return Buffer.concat([
+      pdf,
+      Buffer.from(`4 0 obj\n<</Type /XRef /Size 5 /Root 1 0 R /W [1 2 1]${extra} /Length ${data.length}>>\nstream\n`, 'latin1'),
+      data,
+      Buffer.from(`\nendstream\nendobj\nstartxref\n${pdf.length}\n%%EOF\n`, 'latin1'),
+    ]);
+  };
+  const files = [xrefStream(false), xrefStream(true)];
+
+  it('reads the undamaged files, plain and compressed', () => {
+    for (const whole of files) {
+      const update = appendSignatureUpdate(whole, {}, 64, new Date(0));
+      assert.ok(update.pdf.subarray(0, whole.length).equals(whole));
+      assert.match(update.pdf.toString('latin1', whole.length), /\/Type \/XRef/);
+      // The first page again, its link kept and the widget after it.
+      assert.match(update.pdf.toString('latin1', whole.length), /\/Annots \[<<\/Subtype \/Link \/Rect \[0 0 1 1\]>> 5 0 R\]/);
+    }
+  });
+
+  it('reads any damage to its structure, or refuses it with a PdfSyntaxError, without hanging', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...files),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 6 }),
+        (whole, edits) => {
+          const damaged = Buffer.from(whole);
+          for (const [at, byte] of edits) damaged[at % damaged.length] = byte;
+          try {
+            const update = appendSignatureUpdate(damaged, {}, 64, new Date(0));
+            assert.ok(update.pdf.subarray(0, damaged.length).equals(damaged));
+          } catch (error) {
+            assert.ok(error instanceof PdfSyntaxError, String(error));
+          }
+        },
+      ),
+      { numRuns: runs(3000) },
+    );
   });
 });
 

@@ -34,6 +34,9 @@ export interface ObjectValue {
 /** How far back `startxref` may be from the end: the trailer's end, where writers put it. */
 const TAIL_BYTES = 1024;
 
+/** The least an object or cross-reference stream may inflate to (see streamAt). */
+const MIN_INFLATE_BYTES = 16 * 1024 * 1024;
+
 /** More cross-reference sections than this in one file means a `/Prev` loop or a hostile file. */
 const MAX_SECTIONS = 10_000;
 
@@ -141,6 +144,8 @@ export class PdfObjects {
     if (widths.length !== 3 || widths.some((w) => w > 8)) throw new PdfSyntaxError('bad /W');
     const index = entryOf(pdf, dict, '/Index') ? integersOf(pdf, dict, '/Index') : [0, integerOf(pdf, dict, '/Size')];
     const rowBytes = widths[0]! + widths[1]! + widths[2]!;
+    // Every row takes bytes of the stream, so a huge /Index ends at the stream's end.
+    if (rowBytes === 0) throw new PdfSyntaxError('bad /W');
     let row = 0;
     try {
       for (let r = 0; r + 1 < index.length; r += 2) {
@@ -221,8 +226,14 @@ function streamAt(pdf: Uint8Array, offset: number): { dictionary: ObjectValue; d
   const filter = entryOf(pdf, dict, '/Filter');
   let data: Buffer;
   if (filter === undefined) data = Buffer.from(raw);
-  else if (bytesAre(pdf, filter, '/FlateDecode') || isOneFilter(pdf, filter)) data = inflateSync(raw);
-  else throw new PdfSyntaxError('unsupported stream filter');
+  else if (bytesAre(pdf, filter, '/FlateDecode') || isOneFilter(pdf, filter)) {
+    // A cross-reference or object stream is a few bytes per object: no honest one inflates past this.
+    try {
+      data = inflateSync(raw, { maxOutputLength: Math.max(MIN_INFLATE_BYTES, 4 * pdf.length) });
+    } catch {
+      throw new PdfSyntaxError('a stream that does not inflate');
+    }
+  } else throw new PdfSyntaxError('unsupported stream filter');
   const parms = entryOf(pdf, dict, '/DecodeParms');
   if (parms && pdf[parms.start] === 0x3c) data = unpredict(data, pdf, dictionaryAt(pdf, parms.start).entries);
   return { dictionary: { bytes: pdf, span }, data };
