@@ -55,6 +55,18 @@ function byteRange(pdf: Buffer): number[] {
   return match![1]!.trim().split(/ +/).map(Number);
 }
 
+/**
+ * A body of over 256 KiB whose `data` the server locates from the back, not
+ * reads, with a member after `pdf` that holds an array: the walk from the
+ * back takes that member for `data`, so the server's own layout misses `pdf`;
+ * the worker compiles with the exact layout, and the server must then read
+ * `pdf.signature` from that one.
+ */
+function largeBodyWithSignatureFirst(reason: string): string {
+  const data = JSON.stringify({ rows: Array.from({ length: 40_000 }, (_, i) => `row ${i}`) });
+  return `{"data":${data},"pdf":{"signature":{"reason":${JSON.stringify(reason)}}},"meta":{"tags":["a"]},"template":"= Large #data.rows.len()"}`;
+}
+
 const TEMPLATE = '#set document(title: "Contract")\n= Contract\nSigned by the service, #data.who.';
 
 describe('a service with a signing identity', () => {
@@ -124,6 +136,12 @@ describe('a service with a signing identity', () => {
     assert.match(xmp, /<pdfaid:part>3</);
     assert.match(xmp, /<pdfaid:conformance>B</);
     assert.deepEqual(pdfAttachments(pdf), ['factur-x.xml']);
+  });
+
+  it('signs a large body whose data the server located wrongly, with the texts of the exact layout', async () => {
+    const pdf = await pdfOf(await generate(service, largeBodyWithSignatureFirst('Large body')));
+    assertSignedWhole(pdf);
+    assert.match(pdfObjects(pdf), /\/Reason \(Large body\)/);
   });
 
   it('signs a PDF of several megabytes (hashed off the event loop)', async () => {
@@ -223,6 +241,10 @@ describe('requests for a signature the service refuses', () => {
   });
   after(async () => {
     await service.stop();
+  });
+
+  it('without an identity: 400 for a large body whose data the server located wrongly too', async () => {
+    assert.equal(await errorOf(await generate(service, largeBodyWithSignatureFirst('x'))), MESSAGES.noSigningIdentity);
   });
 
   it('without an identity: 400, and /readyz says there is none', async () => {

@@ -7,6 +7,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { giveBack, wipeBody } from '../body/body-pool.js';
+import { checkBody } from '../body/json-check.js';
+import type { BodyLayout } from '../body/layout.js';
 import { PoolUnavailableError } from '../render/errors.js';
 import type { Job, Outcome } from '../render/job.js';
 import { WORKER_STATUS } from '../render/job.js';
@@ -103,6 +105,19 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The layout of the body checked exactly: for a body whose `data` the quick
+ * check located wrongly (the worker compiled with the exact layout: a rare
+ * shape of large body), so that its `pdf.signature` is the one it holds.
+ * The worker's exact check took this body, so this one does too; its assets'
+ * image sizes were checked already, hence no bound here.
+ */
+function exactLayout(body: Buffer): BodyLayout {
+  const check = checkBody(body, { maxImagePixels: Number.MAX_SAFE_INTEGER, largeDataBytes: Number.POSITIVE_INFINITY });
+  if (!check.ok) throw new Error('the exact check refused a body the worker compiled');
+  return check.layout;
+}
+
 export function generateRoute(app: FastifyInstance, renderer: Renderer, answers: AnswerLimits, signer?: PdfSigner): void {
   app.decorateRequest('compileMs', undefined);
   app.decorateRequest('outputRefused', undefined);
@@ -117,7 +132,8 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
       const giveBackBuffer = () => giveBack(bytes);
       settled.then(giveBackBuffer, giveBackBuffer);
     });
-    if (job.layout.signature && !signer) throw new HttpError(400, MESSAGES.noSigningIdentity);
+    // A body whose `data` was located, not read, is refused after its compile, with its exact layout (below).
+    if (job.layout.signature && !signer && !job.layout.dataUnchecked) throw new HttpError(400, MESSAGES.noSigningIdentity);
     if (answers.full()) throw new PoolUnavailableError('answers_pending');
     const abort = new AbortController();
     // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
@@ -133,11 +149,16 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
       return reply.code(result.status).type('application/json; charset=utf-8').send(result.errorBody);
     }
     if (result.warnings) reply.header('x-typst-warnings', result.warnings);
+    const signature = result.relaid ? exactLayout(bytes).signature : job.layout.signature;
+    if (signature && !signer) {
+      result.frame.fill(0);
+      throw new HttpError(400, MESSAGES.noSigningIdentity);
+    }
     let pdf = result.pdf;
-    if (job.layout.signature && signer) {
+    if (signature && signer) {
       // Signed here, in the server, not in the worker: the key never goes where a template runs,
       // and the PDF is whole here (see finish/signature-signer.ts). The worker's copy goes at once.
-      pdf = await signer.sign(result.pdf, bytes, job.layout.signature);
+      pdf = await signer.sign(result.pdf, bytes, signature);
       reply.wipeAfterResponse(pdf);
       result.frame.fill(0);
     }

@@ -20,7 +20,15 @@ export interface Job {
  * `errorBody` are views into it); the caller zero-fills it once sent.
  */
 export type Outcome = (
-  | { kind: 'pdf'; pdf: Buffer; warnings: string | undefined; compileMs: number; frame: Buffer }
+  | {
+      kind: 'pdf';
+      pdf: Buffer;
+      warnings: string | undefined;
+      compileMs: number;
+      frame: Buffer;
+      /** Compiled with the layout of the worker's exact check of the body, not the server's (frames.ts JobReport). */
+      relaid: boolean;
+    }
   | { kind: 'failed'; status: number; errorBody: Buffer; compileMs: number; frame: Buffer }
 ) & {
   /** The exact Typst version of the engine the job ran on (`X-Typst-Version`). */

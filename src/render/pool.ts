@@ -365,7 +365,8 @@ export class RenderPool extends EventEmitter {
     const typstVersion = ENGINE_VERSIONS[outcome.engine];
     if (outcome.kind === 'done') {
       const warnings = outcome.warnings.length > 0 ? outcome.warnings.toString('latin1') : undefined;
-      running.resolve({ kind: 'pdf', pdf: outcome.pdf, warnings, compileMs: outcome.compileMs, frame: frame.bytes, typstVersion });
+      const { pdf, compileMs, relaid } = outcome;
+      running.resolve({ kind: 'pdf', pdf, warnings, compileMs, frame: frame.bytes, typstVersion, relaid });
     } else {
       running.resolve({
         kind: 'failed',

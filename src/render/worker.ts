@@ -157,21 +157,21 @@ async function main(): Promise<void> {
    * check's 400, a compile with the layout the check found (the server's
    * guess of where `data` ends was wrong), or this failure.
    */
-  function run(job: Job): { attempt: Attempt; engine: EngineId; retried: boolean } {
+  function run(job: Job): { attempt: Attempt; engine: EngineId; retried: boolean; relaid: boolean } {
     const attempt = render(job);
-    if (!job.layout.dataUnchecked || compiled(attempt)) return { attempt, engine: engineOf(job), retried: false };
+    if (!job.layout.dataUnchecked || compiled(attempt)) return { attempt, engine: engineOf(job), retried: false, relaid: false };
     const check = checkBody(job.body, exactCheck);
-    if (!check.ok) return { attempt: { refused: check.error }, engine: engineOf(job), retried: true };
-    if (sameLayout(check.layout, job.layout)) return { attempt, engine: engineOf(job), retried: true };
+    if (!check.ok) return { attempt: { refused: check.error }, engine: engineOf(job), retried: true, relaid: false };
+    if (sameLayout(check.layout, job.layout)) return { attempt, engine: engineOf(job), retried: true, relaid: false };
     const exact = { body: job.body, layout: check.layout };
-    return { attempt: render(exact), engine: engineOf(exact), retried: true };
+    return { attempt: render(exact), engine: engineOf(exact), retried: true, relaid: true };
   }
 
   function compile(frame: Frame): void {
     const begun = performance.now();
     const job = readJob(frame);
-    const { attempt, engine, retried } = run(job);
-    const report = { compileMs: performance.now() - begun, residentBytes: residentBytes(), engine };
+    const { attempt, engine, retried, relaid } = run(job);
+    const report = { compileMs: performance.now() - begun, residentBytes: residentBytes(), engine, relaid };
     const maxPdfBytes = options.maxPdfBytes ?? Number.POSITIVE_INFINITY;
     if (attempt === 'pdf options need 0.14') {
       const body = jsonErrorBody(MESSAGES.pdfNeeds014);
