@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --reps N] [-- --memory-requests N] [-- --bodies-only] [-- --workloads W1,W1-0.14]`
+ * `npm run bench [-- --quick] [-- --reps N] [-- --memory-requests N] [-- --bodies-only] [-- --signing-only] [-- --workloads W1,W1-0.14]`
  *
  * For each workload (bench/workloads.ts), in repeated rounds:
  *   floor      the same compile done directly with the engine, in a process of the workload's own (bench/floor.ts)
@@ -8,13 +8,15 @@
  * then the resident memory of the server and its workers while sending many
  * W2 requests, on a freshly started service; and what a 10 MiB body of each
  * adversarial shape costs the server, and how long /healthz waits meanwhile
- * (bench/bodies.ts; `--bodies-only` runs just that). Prints Markdown tables
+ * (bench/bodies.ts; `--bodies-only` runs just that); and what a signature
+ * adds to W1 on each engine (bench/signing.ts; `--signing-only`). Prints Markdown tables
  * with the medians over rounds and writes every figure to bench/results.json.
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { describeBodies, HEALTHZ_TARGET_MS, measureBodies } from './bodies.js';
+import { describeSigning, measureSigning } from './signing.js';
 import { processCpuMs, serviceCpuMs } from './cpu.js';
 import { FloorProcess } from './floor.js';
 import { sendLoad, steadyRate } from './load.js';
@@ -32,6 +34,9 @@ import { describeWorkers, measureWorkers } from './workers.js';
  */
 const IDLE_PSS_BEFORE_MIB = 70;
 
+/** W1 requests per block of the signing figures, signed and not. */
+const SIGNING_PER_BLOCK = 40;
+
 const RESULTS = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
 
 interface Settings {
@@ -46,6 +51,8 @@ interface Settings {
   memoryRequests: number;
   /** Requests of each adversarial body shape. */
   bodyRepeats: number;
+  /** Blocks of SIGNING_PER_BLOCK requests, signed and not, of W1 on each engine. */
+  signingBlocks: number;
 }
 
 function settings(argv: string[]): Settings {
@@ -64,6 +71,7 @@ function settings(argv: string[]): Settings {
         minThroughputRequests: 8,
         memoryRequests: 1000,
         bodyRepeats: 1,
+        signingBlocks: 2,
       }
     : {
         mode: 'full',
@@ -74,6 +82,7 @@ function settings(argv: string[]): Settings {
         minThroughputRequests: 16,
         memoryRequests: 10000,
         bodyRepeats: 3,
+        signingBlocks: 6,
       };
   return {
     ...base,
@@ -223,6 +232,11 @@ async function main(): Promise<void> {
     process.stdout.write(`${describeBodies(await measureBodies(cores, s.bodyRepeats, log), s.bodyRepeats)}\n`);
     return;
   }
+  if (process.argv.includes('--signing-only')) {
+    log(`signing: W1 on each engine, signed and not (load average ${loadavg().join(' ')})`);
+    process.stdout.write(`${describeSigning(await measureSigning(s.signingBlocks, SIGNING_PER_BLOCK, log))}\n`);
+    return;
+  }
   // `--workloads W1,W2-0.14`: only those (the memory and worker figures are measured anyway).
   const only = process.argv.includes('--workloads') ? process.argv[process.argv.indexOf('--workloads') + 1]!.split(',') : undefined;
   const list = workloads().filter((w) => !only || only.includes(w.id));
@@ -284,6 +298,8 @@ async function main(): Promise<void> {
   log(`adversarial bodies: ${s.bodyRepeats} request(s) of each shape at 10 MiB (load average ${loadavg().join(' ')})`);
   const bodies = await measureBodies(cores, s.bodyRepeats, log);
   const worstHealthz = Math.max(...bodies.map((b) => b.healthzMaxMs));
+  log(`signing: W1 on each engine, signed and not (load average ${loadavg().join(' ')})`);
+  const signing = await measureSigning(s.signingBlocks, SIGNING_PER_BLOCK, log);
 
   const connections = 2 * cores;
   const results = list.map((w) => {
@@ -403,6 +419,7 @@ async function main(): Promise<void> {
     memory: { ...memory, samples: memory.samples.filter((_, i) => i % 5 === 0) },
     workers: workerFigures,
     bodies,
+    signing,
     targets,
   };
   writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
@@ -476,6 +493,8 @@ async function main(): Promise<void> {
     describeWorkers(workerFigures),
     '',
     describeBodies(bodies, s.bodyRepeats),
+    '',
+    describeSigning(signing),
     '',
     table(
       ['target', 'measured', 'met'],

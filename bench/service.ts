@@ -1,7 +1,8 @@
 /**
  * Starts the real service for the benchmark with the tests' starter: a free
  * loopback port, a known key, the given number of workers, and a rate limit
- * high enough never to answer 429, and the bench's EINVOICE_RULES. Everything else is as configured by default.
+ * high enough never to answer 429, the bench's EINVOICE_RULES, and any settings of the caller's (a signing
+ * identity). Everything else is as configured by default.
  */
 import { startService, TEST_KEY, type Service } from '../test/support/service.js';
 
@@ -10,8 +11,7 @@ export const BENCH_KEY = TEST_KEY;
 export type BenchService = Service;
 
 /** EINVOICE_RULES of the bench's own environment, when set: E1-fx runs the operator's business rules too. */
-export function startBenchService(workers: number): Promise<BenchService> {
-  const env: Record<string, string> = { WORKERS: String(workers), RATE_LIMIT_PER_MINUTE: '1000000' };
-  if (process.env.EINVOICE_RULES) env.EINVOICE_RULES = process.env.EINVOICE_RULES;
-  return startService(env);
+export function startBenchService(workers: number, env: Record<string, string> = {}): Promise<BenchService> {
+  const rules: Record<string, string> = process.env.EINVOICE_RULES ? { EINVOICE_RULES: process.env.EINVOICE_RULES } : {};
+  return startService({ WORKERS: String(workers), RATE_LIMIT_PER_MINUTE: '1000000', ...rules, ...env });
 }

@@ -20,9 +20,11 @@
  *              buffers and checked byte by byte: 400, 408, 413 (http/json-body.ts,
  *              src/body/); broken framing or a client gone mid-body stops it
  *              (http/client-errors.ts)
- *   handler    answers held for readers at their bound: 503; the render pool:
+ *   handler    a signature asked of a service without an identity: 400;
+ *              answers held for readers at their bound: 503; the render pool:
  *              503, 422, 500, or the worker's PDF or 400/422 (http/generate.ts,
- *              render/pool.ts, render/worker.ts, render/engine.ts)
+ *              render/pool.ts, render/worker.ts, render/engine.ts); the PDF
+ *              signed when asked (finish/signature-signer.ts)
  *   onSend     rate-limit headers; no-store, nosniff, request id; Connection: close
  *              while draining; an unread body drained and wiped (http/wipe.ts)
  *   onResponse the log line; metrics; draining's count of answers owed
@@ -55,6 +57,7 @@ import { playgroundRoutes } from './http/playground.js';
 import { registerWipe, wipeSocketReads } from './http/wipe.js';
 import { MESSAGES } from './messages.js';
 import { DEFAULT_ENGINE, ENGINE_VERSIONS, type EngineId } from './typst-version.js';
+import type { PdfSigner } from './finish/signature-signer.js';
 
 export interface AppOptions {
   keys: KeyStore;
@@ -83,6 +86,8 @@ export interface AppOptions {
   bodyTimeoutMs?: number;
   /** The engine of a request that names none (TYPST_VERSION), for the answers of compiles stopped at a limit. */
   defaultEngine?: EngineId;
+  /** Signs the PDFs whose request asks for it (`pdf.signature`); unset: such a request gets 400. */
+  signer?: PdfSigner;
 }
 
 /**
@@ -189,13 +194,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   methodNotAllowedRoute(app);
   await app.register(async (api) => {
     api.addHook('onRequest', requireKey(options.keys));
-    generateRoute(
-      api,
-      options.renderer,
-      answers,
-      new CrashLimit(options.crashesPerMinute ?? DEFAULT_CRASHES_PER_MINUTE),
-      options.defaultEngine ?? DEFAULT_ENGINE,
-    );
+    generateRoute(api, options.renderer, answers, {
+      crashes: new CrashLimit(options.crashesPerMinute ?? DEFAULT_CRASHES_PER_MINUTE),
+      defaultEngine: options.defaultEngine ?? DEFAULT_ENGINE,
+      signer: options.signer,
+    });
     fontsRoute(api, options.fonts);
   });
 

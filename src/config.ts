@@ -75,6 +75,10 @@ export interface Config {
   typstVersion: EngineId;
   /** The operator's e-invoice business-rule stylesheets (EINVOICE_RULES), with the profiles each applies to. */
   einvoiceRules: RuleFile[];
+  /** PKCS#12 file of the identity that signs PDFs (`pdf.signature`); unset: no signing. */
+  signingP12File: string | undefined;
+  /** File holding the PKCS#12 file's password. */
+  signingPasswordFile: string | undefined;
 }
 
 /** The request body limit: 10 MB, counted as 10 × 1024 × 1024 bytes. */
@@ -463,6 +467,27 @@ export const SETTINGS: readonly Setting[] = [
     meaning:
       "E-invoice business rules: comma-separated XSLT files that write SVRL (the official validation artefacts). A bare path applies to BASIC, EN 16931 and XRECHNUNG (EN 16931's CII rules); `PROFILE=path` to one profile (`XRECHNUNG=` for KoSIT's XRechnung rules; MINIMUM, BASICWL, BASIC, EN16931, EXTENDED, XRECHNUNG). Compiled once by each worker at its start",
     read: einvoiceRules,
+  },
+  {
+    name: 'SIGNING_P12_FILE',
+    key: 'signingP12File',
+    default: '(none)',
+    meaning:
+      'PKCS#12 file (`.p12`) of the identity that signs PDFs a request asks to sign (`pdf.signature`): its private key and certificate chain, read at start (see below). Unset: a request for a signature gets 400',
+    read: text,
+  },
+  {
+    name: 'SIGNING_PASSWORD_FILE',
+    key: 'signingPasswordFile',
+    default: '(none)',
+    meaning: "File holding the PKCS#12 file's password (one trailing line end ignored); needed with `SIGNING_P12_FILE`",
+    read: (env, name, so) => {
+      const value = text(env, name);
+      if ((value === undefined) !== (so.signingP12File === undefined)) {
+        throw new ConfigError(`SIGNING_P12_FILE and ${name} must be set together`);
+      }
+      return value;
+    },
   },
 ] as Setting[];
 

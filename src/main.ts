@@ -20,6 +20,8 @@ import { loadFontCatalog } from './render/fonts/catalog.js';
 import type { FontCatalog } from './render/fonts/types.js';
 import { createSandbox } from './render/sandbox.js';
 import { startReadBufferScrub } from './read-buffer-scrub.js';
+import { loadSigningIdentity, SigningIdentityError } from './finish/signature-identity.js';
+import { PdfSigner } from './finish/signature-signer.js';
 
 function fail(message: string): never {
   process.stderr.write(`typst-pdf-service: ${message}\n`);
@@ -63,6 +65,17 @@ async function main(): Promise<void> {
   } catch (error) {
     if (error instanceof ConfigError || error instanceof ProcessLimitError) fail(error.message);
     throw error;
+  }
+
+  // Read before any worker starts; workers are never given the key (nor the settings naming its files).
+  let signer: PdfSigner | undefined;
+  if (config.signingP12File && config.signingPasswordFile) {
+    try {
+      signer = new PdfSigner(await loadSigningIdentity(config.signingP12File, config.signingPasswordFile));
+    } catch (error) {
+      if (error instanceof SigningIdentityError) fail(error.message);
+      throw error;
+    }
   }
 
   const logger = createLogger(config.logLevel);
@@ -109,7 +122,8 @@ async function main(): Promise<void> {
     keys: keys.keys,
     renderer: pool,
     fonts: pool,
-    health: { stats: () => pool.stats(), closing: () => closing },
+    health: { stats: () => pool.stats(), closing: () => closing, signing: signer !== undefined },
+    signer,
     logger,
     compileTimeoutMs: config.compileTimeoutMs,
     crashesPerMinute: config.crashesPerMinute,

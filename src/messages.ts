@@ -19,7 +19,7 @@ import type { JsonFault } from './body/json-scanner.js';
 import type { TemplateFailure, Warning } from './render/job.js';
 import type { Place } from './text-position.js';
 import { EINVOICE_PROFILES, EINVOICE_STANDARDS, FACTURX_XSD_VERSION, type EinvoiceProfile } from './finish/facturx.js';
-import { ENGINE_IDS, PDF_STANDARDS } from './typst-version.js';
+import { ENGINE_IDS, PDF_STANDARDS, SIGNATURE_FIELDS, SIGNATURE_TEXT_CHARS, type SignatureField } from './typst-version.js';
 
 const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
 
@@ -48,8 +48,8 @@ export const MESSAGES = {
   badUrl: 'Malformed URL',
   lengthRequired: 'An HTTP/1.0 request with a body must declare its Content-Length',
   typstField: `Field "typst" must be one of ${quotedList(ENGINE_IDS)}`,
-  pdfField: 'Field "pdf" must be a JSON object with the optional fields "standard", "tagged" and "einvoice"',
-  pdfKey: 'Field "pdf" may hold only "standard", "tagged" and "einvoice"',
+  pdfField: 'Field "pdf" must be a JSON object with the optional fields "standard", "tagged", "einvoice" and "signature"',
+  pdfKey: 'Field "pdf" may hold only "standard", "tagged", "einvoice" and "signature"',
   einvoiceField: 'Field "pdf.einvoice" must be a JSON object with the optional fields "xml" and "profile"',
   einvoiceKey: 'Field "pdf.einvoice" may hold only "xml" and "profile"',
   einvoiceProfile: `Field "pdf.einvoice.profile" must be one of ${quotedList(EINVOICE_PROFILES)}`,
@@ -59,6 +59,9 @@ export const MESSAGES = {
   pdfNeeds014: 'Field "pdf" needs "typst": "0.14": PDF standards, tagging and e-invoices are options of the Typst 0.14 engine',
   /** Appended to a 0.11 engine's error when the 0.14 engine compiles the same request (render/worker.ts). */
   compilesWith014: 'hint: this template compiles with Typst 0.14: send "typst": "0.14"',
+  pdfSignature: `Field "pdf.signature" must be a JSON object with the optional fields ${quotedList(SIGNATURE_FIELDS)}`,
+  pdfSignatureKey: `Field "pdf.signature" may hold only ${quotedList(SIGNATURE_FIELDS)}`,
+  noSigningIdentity: 'This service has no signing identity configured',
   /** A PDF export refusal whose text could not be read (never the binding's raw text). */
   exportFailed: 'the PDF export failed',
 } as const;
@@ -94,7 +97,7 @@ export const FORM_MESSAGES = {
   duplicate: (field: string) => `Multipart form has more than one "${field}" part`,
   templateNotUtf8: (byte: number) => `Part "template" is not valid UTF-8 (byte ${byte} of the part)`,
   dataNotUtf8: (byte: number) => `Part "data" is not valid UTF-8 (byte ${byte} of the part)`,
-  pdfNotJson: 'Part "pdf" must be a JSON object with the optional fields "standard" and "tagged"',
+  pdfNotJson: 'Part "pdf" must be a JSON object with the optional fields "standard", "tagged", "einvoice" and "signature"',
 } as const;
 
 /** A part of a form the service does not know, in two parts around its name (as error-body.ts quotes an asset's). */
@@ -110,6 +113,11 @@ export function formDataInvalidJson(fault: JsonFault, place: Place): string {
 
 /** A second file under one name. */
 export const DUPLICATE_ASSET = 'more than one file under this name';
+
+/** A `pdf.signature` text that is not a string of at most SIGNATURE_TEXT_CHARS characters. */
+export function signatureText(field: SignatureField): string {
+  return `Field "pdf.signature.${field}" must be a string of at most ${SIGNATURE_TEXT_CHARS} characters`;
+}
 
 export function notUtf8(byte: number): string {
   return `Request body is not valid UTF-8 (byte ${byte})`;

@@ -1,6 +1,6 @@
 /**
- * The Typst engines the service runs, and the PDF export options of the
- * later one. Pure data: the server checks request fields against it without
+ * The Typst engines the service runs, the PDF export options of the
+ * later one, and the texts a request may give a signature. Pure data: the server checks request fields against it without
  * loading a native binding (only workers do that, see render/bindings.ts).
  */
 import type { EinvoiceProfile } from './finish/facturx.js';
@@ -65,3 +65,10 @@ export interface EinvoiceOptions {
   xml?: { start: number; end: number };
   profile?: EinvoiceProfile;
 }
+
+/** The texts a request may give its signature (`pdf.signature`), as the PDF's signature dictionary names them: /Reason, /Location, /ContactInfo. */
+export const SIGNATURE_FIELDS = ['reason', 'location', 'contact'] as const;
+export type SignatureField = (typeof SIGNATURE_FIELDS)[number];
+
+/** The longest text of a signature field, in characters (Unicode code points). */
+export const SIGNATURE_TEXT_CHARS = 256;

@@ -16,7 +16,8 @@ import { after, before, describe, it } from 'node:test';
 // Imported by the package's own name, as another project would (the workspace's package.json "exports").
 import { TypstPdfError, generatePdf, parseWarnings, retryWaitMs, type RetryInfo } from 'typst-pdf-client';
 import { parsePdf } from './support/pdf.js';
-import { pdfAttachments, pdfObjects, pdfXmp } from './support/poppler.js';
+import { pdfAttachments, pdfObjects, pdfSignatures, pdfXmp } from './support/poppler.js';
+import { makeTestIdentity, type TestIdentity } from './support/signing-identity.js';
 import { generate, readiness, startService, TEST_KEY, type Service } from './support/service.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -241,12 +242,53 @@ describe('typst-pdf command line', () => {
       '--typst',
       '--pdf-standard',
       '--no-tagged',
+      '--sign',
+      '--sign-reason',
       'TYPST_PDF_URL',
       'TYPST_PDF_API_KEY',
     ]) {
       assert.ok(help.stdout.includes(flag), flag);
     }
     assert.match((await runCli(['--version'])).stdout, /^typst-pdf \d+\.\d+\.\d+\n$/);
+  });
+});
+
+describe('typst-pdf --sign', () => {
+  let service: Service;
+  let identity: TestIdentity;
+  let dir: string;
+  before(async () => {
+    identity = makeTestIdentity();
+    dir = mkdtempSync(join(tmpdir(), 'typst-pdf-sign-'));
+    service = await startService({ WORKERS: '1', ...identity.env });
+  });
+  after(async () => {
+    await service.stop();
+    identity.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('asks for a signature (--sign-reason implies --sign), on either engine; without an identity the refusal is exit 1', async () => {
+    const template = join(dir, 'contract.typ');
+    writeFileSync(template, '= Contract\nAgreed.');
+    const env = { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY };
+    const out = join(dir, 'contract.pdf');
+    const reasoned = await runCli(['render', '--template', template, '--sign-reason', 'Approved by legal', '--out', out], env);
+    assert.equal(reasoned.code, 0, reasoned.stderr);
+    const [signature] = pdfSignatures(readFileSync(out));
+    assert.equal(signature!['Signature Validation'], 'Signature is Valid.');
+    assert.match(pdfObjects(readFileSync(out)), /\/Reason \(Approved by legal\)/);
+    const plain = await runCli(['render', '--template', template, '--typst', '0.14', '--sign', '--out', out], env);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.equal(pdfSignatures(readFileSync(out))[0]!['Total document signed'], 'yes');
+    const bare = await startService({ WORKERS: '1' });
+    try {
+      const refused = await runCli(['render', '--template', template, '--sign', '--out', out], { ...env, TYPST_PDF_URL: bare.url });
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /400 This service has no signing identity configured/);
+    } finally {
+      await bare.stop();
+    }
   });
 });
 

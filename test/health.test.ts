@@ -37,6 +37,7 @@ describe('health and readiness', () => {
         queueLimit: 1,
         spare: 0,
         rateLimit: { store: 'memory', shared: false },
+        signing: false,
       },
     });
   });

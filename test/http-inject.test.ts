@@ -31,7 +31,7 @@ class StandInRenderer {
     });
     if (this.next) return this.next();
     const frame = Buffer.from(PDF);
-    return { kind: 'pdf', pdf: frame, warnings: undefined, compileMs: 1, frame, typstVersion: '0.11.1' };
+    return { kind: 'pdf', pdf: frame, warnings: undefined, compileMs: 1, frame, typstVersion: '0.11.1', relaid: false };
   }
 }
 

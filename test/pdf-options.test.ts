@@ -150,9 +150,9 @@ describe('the pdf field, checked', () => {
   });
 
   const refused: [string, unknown, string][] = [
-    ['an unknown key', { standard: 'a-2b', compress: true }, 'Field "pdf" may hold only "standard", "tagged" and "einvoice"'],
-    ['a string', 'a-2b', 'Field "pdf" must be a JSON object with the optional fields "standard", "tagged" and "einvoice"'],
-    ['an array', ['a-2b'], 'Field "pdf" must be a JSON object with the optional fields "standard", "tagged" and "einvoice"'],
+    ['an unknown key', { standard: 'a-2b', compress: true }, 'Field "pdf" may hold only "standard", "tagged", "einvoice" and "signature"'],
+    ['a string', 'a-2b', 'Field "pdf" must be a JSON object with the optional fields "standard", "tagged", "einvoice" and "signature"'],
+    ['an array', ['a-2b'], 'Field "pdf" must be a JSON object with the optional fields "standard", "tagged", "einvoice" and "signature"'],
     [
       'an unknown standard',
       { standard: 'a-5' },

@@ -338,6 +338,12 @@ describe('playground', { skip: missing }, () => {
     await settledPreview(page);
   });
 
+  it('greys out the "Signed" switch, with the reason, on a service without a signing identity', async () => {
+    await page.waitForFunction(() => document.querySelector('[data-testid="signed-note"]')?.textContent !== '');
+    assert.equal(await page.getByTestId('signed').isDisabled(), true);
+    assert.match((await page.getByTestId('signed-note').textContent()) ?? '', /no signing identity/);
+  });
+
   it('switches the engine and the PDF standard, and opens the e-invoice on Typst 0.14 as PDF/A-3b', async () => {
     const lastBody = () => generateBodies.at(-1)!;
     let shown = await settledPreview(page);

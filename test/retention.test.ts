@@ -18,6 +18,7 @@ import { encodings, scanMemory } from './support/memory-scan.js';
 import { head, open, rawRequest, readAll } from './support/raw-http.js';
 import { formBody, type Part } from './support/form.js';
 import { generate, readiness, startService, TEST_KEY, waitReady, type Service } from './support/service.js';
+import { makeTestIdentity, type TestIdentity } from './support/signing-identity.js';
 
 /** A marker no other program holds: random, and never made in this process before the request is built. */
 const marker = (kind: string) => `${kind}${randomBytes(9).toString('hex')}`;
@@ -34,16 +35,26 @@ const BODY_TIMEOUT_MS = 1000;
 /** A key whose requests crash the engine, for the 500 and the crash limit's 429 (CRASHES_PER_MINUTE=1). */
 const CRASH_KEY = 'retention-crash-key-0123456789';
 
-type Markers = Record<string, string>;
+/** Texts, looked for in UTF-8 and UTF-16; and bytes (a digest, a signature), looked for as they are. */
+type Markers = Record<string, string | Buffer>;
 
 /** Every hit of any marker in the server and in each worker, by marker, encoding and mapping. */
 function scanService(service: Service, markers: Markers): { server: Record<string, number>; workers: Record<string, number>[] } {
-  const names = Object.keys(markers);
-  const needles = names.flatMap((name) => encodings(markers[name]!));
+  const needles: Buffer[] = [];
+  const labels: string[] = [];
+  for (const [name, value] of Object.entries(markers)) {
+    if (typeof value === 'string') {
+      needles.push(...encodings(value));
+      labels.push(`${name} (UTF-8`, `${name} (UTF-16`);
+    } else {
+      needles.push(value);
+      labels.push(`${name} (bytes`);
+    }
+  }
   const count = (pid: number) => {
     const found: Record<string, number> = {};
     for (const hit of scanMemory(pid, needles)) {
-      const name = `${names[hit.needle >> 1]} (${hit.needle & 1 ? 'UTF-16' : 'UTF-8'}, ${hit.mapping})`;
+      const name = `${labels[hit.needle]}, ${hit.mapping})`;
       found[name] = (found[name] ?? 0) + 1;
     }
     return found;
@@ -113,6 +124,20 @@ function markedForm(extraTemplate = '') {
   return { parts, markers };
 }
 
+/** What only the signing held: the SHA-256 over the signed ranges, and the end of the CMS (the signature value). */
+function signatureParts(pdf: Buffer): { digest: Buffer; signatureValue: Buffer } {
+  const tail = pdf.toString('latin1', pdf.lastIndexOf('/ByteRange'));
+  const [a, b, c, d] = /\/ByteRange \[([\d ]+)\]/.exec(tail)![1]!.trim().split(/ +/).map(Number) as [number, number, number, number];
+  const digest = createHash('sha256')
+    .update(pdf.subarray(a, a + b))
+    .update(pdf.subarray(c, c + d))
+    .digest();
+  const contents = Buffer.from(pdf.toString('latin1', a + b + 1, c - 1), 'hex');
+  // The CMS (a SEQUENCE with a two-byte length), then zeros; the signer's signature is its last field.
+  const cmsEnd = 4 + contents.readUInt16BE(2);
+  return { digest, signatureValue: contents.subarray(cmsEnd - 64, cmsEnd) };
+}
+
 async function waitIdle(service: Service): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if ((await readiness(service)).busy === 0) return;
@@ -123,8 +148,10 @@ async function waitIdle(service: Service): Promise<void> {
 
 describe('request content in memory, at the answer', () => {
   let service: Service;
+  let identity: TestIdentity;
   before(async () => {
     const hashed = createHash('sha256').update(HASHED_KEY).digest('hex');
+    identity = makeTestIdentity();
     // The e-invoices (MINIMUM) run the project's test rules too, so what the XSLT engine made is scanned for.
     service = await startService({
       ...NO_RATE_LIMIT,
@@ -133,10 +160,12 @@ describe('request content in memory, at the answer', () => {
       BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
       CRASHES_PER_MINUTE: '1',
       EINVOICE_RULES: `MINIMUM=${RULES}`,
+      ...identity.env,
     });
   });
   after(async () => {
     await service.stop();
+    identity.dispose();
   });
 
   /** Sends, waits until the answer has been read, waits AFTER_ANSWER_MS, scans. */
@@ -171,6 +200,30 @@ describe('request content in memory, at the answer', () => {
         assert.equal(res.headers.get('x-typst-version'), '0.14.2');
         assert.ok(Buffer.from(await res.arrayBuffer()).includes(markers.title), 'the PDF carries the title in clear');
         return markers;
+      },
+    },
+    {
+      name: 'a signed 200 (its texts, the PDF, the digest it signs and the CMS)',
+      async run() {
+        const { body, markers } = markedRequest();
+        const reason = marker('REASON');
+        const res = await generate(service, { ...body, pdf: { signature: { reason, location: `${marker('LOCATION')} ✓` } } });
+        assert.equal(res.status, 200);
+        const pdf = Buffer.from(await res.arrayBuffer());
+        assert.ok(pdf.includes(reason), 'the PDF carries the reason in clear');
+        return { ...markers, reason, ...signatureParts(pdf) };
+      },
+    },
+    {
+      name: 'a signed 200 of several megabytes on the Typst 0.14 engine (hashed on the thread pool)',
+      async run() {
+        const { body, markers } = markedRequest('\n#pdf.attach("blob.bin", read("blob.bin", encoding: none))');
+        const assets = { ...body.assets, 'blob.bin': randomBytes(2 * 1024 * 1024).toString('base64') };
+        const res = await generate(service, { ...body, assets, typst: '0.14', pdf: { signature: {} } });
+        assert.equal(res.status, 200);
+        const pdf = Buffer.from(await res.arrayBuffer());
+        assert.ok(pdf.length > 2 * 1024 * 1024 && pdf.includes(markers.title), 'a large PDF, with the title in clear');
+        return { ...markers, ...signatureParts(pdf) };
       },
     },
     {

@@ -52,8 +52,10 @@ export interface EinvoiceField {
 }
 
 export interface PdfField {
-  standard: string;
+  standard?: string;
   einvoice?: EinvoiceField;
+  /** Asked for by the "Signed" switch (signed-switch.ts), with either engine. */
+  signature?: Record<string, never>;
 }
 
 export class EngineMenus {

@@ -13,6 +13,7 @@ import { CompileScheduler, type GenerateBody, type Outcome, type RateLimit } fro
 import { curlCommand } from './curl.js';
 import { CodeEditor, type Problem } from './editors.js';
 import { EngineMenus } from './engine.js';
+import { SignedSwitch } from './signing.js';
 import { DEFAULT_EXAMPLE, EXAMPLES, loadExample, type Example } from './examples.js';
 import { FontPanel } from './fonts.js';
 import { loadKey, saveKey } from './key.js';
@@ -242,7 +243,15 @@ setInterval(renderRateLimit, 1000);
 function requestBody(): GenerateBody | { skip: string } {
   if (dataValue === null) return { skip: 'Fix the data (JSON) to update the preview.' };
   const files = assets.toRequest();
-  return { data: dataValue, template: loading?.template ?? template.text, ...(files ? { assets: files } : {}), ...engineMenus.fields() };
+  const { typst, pdf } = engineMenus.fields();
+  const signature = signedSwitch.signature();
+  return {
+    data: dataValue,
+    template: loading?.template ?? template.text,
+    ...(files ? { assets: files } : {}),
+    ...(typst ? { typst } : {}),
+    ...(pdf || signature ? { pdf: { ...pdf, ...signature } } : {}),
+  };
 }
 
 function warningProblems(warnings: string[]): Problem[] {
@@ -321,6 +330,7 @@ const scheduler = new CompileScheduler({
 });
 
 const engineMenus = new EngineMenus(element('engine'), element('pdf-standard'), () => scheduler.schedule(true));
+const signedSwitch = new SignedSwitch(element('signed'), element('signed-note'), () => scheduler.schedule(true));
 
 errorGoTo.addEventListener('click', () => {
   if (errorPlaceShown) template.goTo(errorPlaceShown.line, errorPlaceShown.column);

@@ -20,11 +20,11 @@ import {
   MESSAGES,
 } from '../messages.js';
 import { firstInvalidUtf8, placeOf } from '../text-position.js';
-import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, type PdfOptions } from '../typst-version.js';
+import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId } from '../typst-version.js';
 import { nameProblem } from './asset-names.js';
 import { hashOf, MAX_ASSETS } from './asset-table.js';
 import { oversizedImage, BytesReader } from './image-size.js';
-import { type BodyCheck, type CheckOptions, checkPdf, type Field, message, scanPdfMembers } from './json-check.js';
+import { type BodyCheck, type CheckOptions, checkPdf, type Field, message, type PdfRequest, scanPdfMembers } from './json-check.js';
 import { JsonError, JsonScanner, OPEN_OBJECT, skipWhitespace } from './json-scanner.js';
 import type { AssetEntry, BodyError, Range } from './layout.js';
 import { type FormPart, parseForm } from './multipart.js';
@@ -100,11 +100,11 @@ export function checkForm(body: Buffer, boundary: Uint8Array, options: CheckOpti
     engine = engineOf(body, typst);
     if (engine === undefined) return message(MESSAGES.typstField);
   }
-  let pdfOptions: PdfOptions | undefined;
+  let pdfRequest: PdfRequest | undefined;
   if (pdf) {
     const checked = pdfField(body, pdf);
     if ('ok' in checked) return checked;
-    pdfOptions = checked;
+    pdfRequest = checked;
   }
   const assets = checkFiles(body, files, options.maxImagePixels);
   if (!Array.isArray(assets)) return { ok: false, error: assets };
@@ -116,13 +116,14 @@ export function checkForm(body: Buffer, boundary: Uint8Array, options: CheckOpti
       assets,
       form: true,
       ...(engine ? { typst: engine } : {}),
-      ...(pdfOptions && Object.keys(pdfOptions).length > 0 ? { pdf: pdfOptions } : {}),
+      ...(pdfRequest && Object.keys(pdfRequest.options).length > 0 ? { pdf: pdfRequest.options } : {}),
+      ...(pdfRequest?.signature ? { signature: pdfRequest.signature } : {}),
     },
   };
 }
 
 /** The `pdf` field: a JSON object as the JSON body's `pdf` holds, checked by the same rules. */
-function pdfField(body: Buffer, range: Range): PdfOptions | BodyCheck {
+function pdfField(body: Buffer, range: Range): PdfRequest | BodyCheck {
   const text = body.subarray(range.start, range.end);
   if (!isUtf8(text)) return message(FORM_MESSAGES.pdfNotJson);
   const start = skipWhitespace(text, 0);

@@ -17,7 +17,16 @@ import { AssetTable } from './asset-table.js';
 import { dataEndFromBack } from './data-end.js';
 import { firstEscape, hex4, unescapeJsonString, withUnescaped } from './json-string.js';
 import { CLOSE_OBJECT, COLON, COMMA, fault, JsonError, JsonScanner, kindAt, OPEN_OBJECT, QUOTE, skipWhitespace } from './json-scanner.js';
-import { ASSET_NAME_PROBLEMS, BODY_MESSAGES, einvoiceXmlName, invalidJson, MESSAGES, notUtf8, templateLoneSurrogate } from '../messages.js';
+import {
+  ASSET_NAME_PROBLEMS,
+  BODY_MESSAGES,
+  einvoiceXmlName,
+  invalidJson,
+  MESSAGES,
+  notUtf8,
+  signatureText,
+  templateLoneSurrogate,
+} from '../messages.js';
 import { EINVOICE_PROFILES, EINVOICE_STANDARDS, type EinvoiceProfile } from '../finish/facturx.js';
 import { nameProblem } from './asset-names.js';
 import { bomLength, firstInvalidUtf8, placeInJsonString, placeOf } from '../text-position.js';
@@ -29,6 +38,8 @@ import {
   type EinvoiceOptions,
   type PdfOptions,
   type PdfStandard,
+  SIGNATURE_FIELDS,
+  SIGNATURE_TEXT_CHARS,
 } from '../typst-version.js';
 import type { AssetEntry, BodyError, BodyLayout, Kind, Range } from './layout.js';
 
@@ -180,7 +191,7 @@ function oneOf<T extends string>(body: Uint8Array, range: Range, values: readonl
 
 const inQuotes = (value: Range): Range => ({ start: value.start + 1, end: value.end - 1 });
 const ENGINE_NAMES = [...ENGINE_IDS, ...ENGINE_IDS.map((id) => ENGINE_VERSIONS[id])];
-const PDF_KEYS = ['standard', 'tagged', 'einvoice'] as const;
+const PDF_KEYS = ['standard', 'tagged', 'einvoice', 'signature'] as const;
 const EINVOICE_KEYS = ['xml', 'profile'] as const;
 
 /** `typst`: "0.11" or "0.14", or the exact version either embeds. */
@@ -232,13 +243,20 @@ function checkEinvoice(body: Uint8Array, entry: Member): EinvoiceOptions | BodyC
   return options;
 }
 
+/** What `pdf` asks for: export options for the engine, and a signature for the server to add. */
+export interface PdfRequest {
+  options: PdfOptions;
+  signature?: NonNullable<BodyLayout['signature']>;
+}
+
 /**
- * `pdf`: an object of `standard` (one of Typst 0.14's), `tagged` (a boolean) and `einvoice`; of a repeated key the last counts.
- * Also a form's `pdf` part (form-check.ts).
+ * `pdf`: an object of `standard` (one of Typst 0.14's), `tagged` (a boolean),
+ * `einvoice` (see checkEinvoice) and `signature` (see checkSignature); of a
+ * repeated key the last counts. Also a form's `pdf` part (form-check.ts).
  */
-export function checkPdf(body: Uint8Array, field: Pick<Field, 'kind' | 'entries'>): PdfOptions | BodyCheck {
+export function checkPdf(body: Uint8Array, field: Pick<Field, 'kind' | 'entries'>): PdfRequest | BodyCheck {
   if (field.kind !== 'object') return message(MESSAGES.pdfField);
-  const options: PdfOptions = {};
+  const request: PdfRequest = { options: {} };
   // Of a repeated key only the last is read, as JSON.parse would keep it: an earlier value is not checked.
   const last = new Map<(typeof PDF_KEYS)[number], NonNullable<Field['entries']>[number]>();
   for (const entry of field.entries!) {
@@ -250,21 +268,57 @@ export function checkPdf(body: Uint8Array, field: Pick<Field, 'kind' | 'entries'
     if (key === 'einvoice') {
       const einvoice = checkEinvoice(body, entry);
       if ('ok' in einvoice) return einvoice;
-      options.einvoice = einvoice;
+      request.options.einvoice = einvoice;
     } else if (key === 'standard') {
       const standard = entry.kind === 'string' ? oneOf<PdfStandard>(body, entry.value, PDF_STANDARDS) : undefined;
       if (standard === undefined) return message(MESSAGES.pdfStandard);
-      options.standard = standard;
-    } else {
+      request.options.standard = standard;
+    } else if (key === 'tagged') {
       const b = body[entry.value.start];
       if (entry.kind !== 'literal' || b === 0x6e) return message(MESSAGES.pdfTagged);
-      options.tagged = b === 0x74;
+      request.options.tagged = b === 0x74;
+    } else {
+      const signature = checkSignature(body, entry.value, entry.kind);
+      if ('ok' in signature) return signature;
+      request.signature = signature;
     }
   }
+  const { options } = request;
   if (options.einvoice && options.standard && !(EINVOICE_STANDARDS as readonly string[]).includes(options.standard)) {
     return message(MESSAGES.einvoiceStandard);
   }
-  return options;
+  return request;
+}
+
+/**
+ * `pdf.signature`: an object of `reason`, `location` and `contact`, each an
+ * optional string of at most SIGNATURE_TEXT_CHARS characters of valid
+ * Unicode; of a repeated key the last counts. The texts stay where they are
+ * in the body (ranges); only their lengths are read here.
+ */
+function checkSignature(body: Uint8Array, value: Range, kind: Kind): NonNullable<BodyLayout['signature']> | BodyCheck {
+  if (kind !== 'object') return message(MESSAGES.pdfSignature);
+  const members: { name: Range; value: Range; kind: Kind }[] = [];
+  // The body is valid JSON by now: this second walk of the (small) object only finds its members.
+  new JsonScanner(body).scanMembers(value.start, (name, member, memberKind) => members.push({ name, value: member, kind: memberKind }));
+  const signature: NonNullable<BodyLayout['signature']> = {};
+  for (const member of members) {
+    const key = oneOf(body, member.name, SIGNATURE_FIELDS);
+    if (key === undefined) return message(MESSAGES.pdfSignatureKey);
+    if (member.kind !== 'string' || !isShortText(body, member.value)) return message(signatureText(key));
+    signature[key] = member.value;
+  }
+  return signature;
+}
+
+/** Whether the JSON string `range` decodes to valid Unicode of at most SIGNATURE_TEXT_CHARS code points. */
+function isShortText(body: Uint8Array, range: Range): boolean {
+  const decoded = unescapeJsonString(body, range);
+  let chars = 0;
+  for (const byte of decoded) if ((byte & 0xc0) !== 0x80) chars++;
+  const ok = chars <= SIGNATURE_TEXT_CHARS && isUtf8(decoded);
+  decoded.fill(0);
+  return ok;
 }
 
 export function checkBody(body: Uint8Array, options: CheckOptions = { maxImagePixels: DEFAULT_MAX_IMAGE_PIXELS }): BodyCheck {
@@ -314,11 +368,11 @@ function checkFields(body: Uint8Array, start: number, tables: AssetTable[], opti
     if (typeof checked !== 'string') return checked;
     engine = checked;
   }
-  let pdfOptions: PdfOptions | undefined;
+  let pdfRequest: PdfRequest | undefined;
   if (pdf && !isNull(body, pdf)) {
     const checked = checkPdf(body, pdf);
     if ('ok' in checked) return checked;
-    pdfOptions = checked;
+    pdfRequest = checked;
   }
   let checkedAssets: AssetEntry[] = [];
   if (assets && !isNull(body, assets)) {
@@ -330,6 +384,7 @@ function checkFields(body: Uint8Array, start: number, tables: AssetTable[], opti
   const layout: BodyLayout = { data: data.value, template: template.value, assets: checkedAssets };
   if (data.unchecked) layout.dataUnchecked = true;
   if (engine) layout.typst = engine;
-  if (pdfOptions && Object.keys(pdfOptions).length > 0) layout.pdf = pdfOptions;
+  if (pdfRequest && Object.keys(pdfRequest.options).length > 0) layout.pdf = pdfRequest.options;
+  if (pdfRequest?.signature) layout.signature = pdfRequest.signature;
   return { ok: true, layout };
 }

@@ -4,7 +4,7 @@
  * the checker's files (src/body/) and the render side that reads the body
  * by these ranges.
  */
-import type { EngineId, PdfOptions } from '../typst-version.js';
+import type { EngineId, PdfOptions, SignatureField } from '../typst-version.js';
 
 /** Byte offsets into the body, end exclusive. */
 export interface Range {
@@ -35,6 +35,12 @@ export interface BodyLayout {
   typst?: EngineId;
   /** PDF export options the request names (Typst 0.14 only; the worker refuses them on 0.11). */
   pdf?: PdfOptions;
+  /**
+   * The request asks for a signature (`pdf.signature`), with these texts: each
+   * the content of its JSON string, between its quotes (escapes not decoded).
+   * The server signs after the worker's answer; the worker never sees it.
+   */
+  signature?: Partial<Record<SignatureField, Range>>;
   /**
    * `data` was located, not read (a large body: body/data-end.ts): Typst's
    * `json()` checks it, and a job that fails is checked exactly by the worker.

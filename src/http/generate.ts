@@ -7,16 +7,33 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { giveBack, wipeBody } from '../body/body-pool.js';
+import { checkBody } from '../body/json-check.js';
+import type { BodyLayout } from '../body/layout.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../render/errors.js';
 import type { Job, Outcome } from '../render/job.js';
 import { httpStatus, WORKER_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
 import type { CrashLimit } from './crash-limit.js';
 import { requireJsonWithinLimit } from './json-body.js';
-import { MESSAGES } from '../messages.js';
-import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId, PDF_STANDARDS } from '../typst-version.js';
-import { EINVOICE_PROFILES } from '../finish/facturx.js';
 import { HttpError } from './errors.js';
+import type { PdfSigner } from '../finish/signature-signer.js';
+import { MESSAGES } from '../messages.js';
+import {
+  ENGINE_IDS,
+  ENGINE_VERSIONS,
+  type EngineId,
+  PDF_STANDARDS,
+  SIGNATURE_FIELDS,
+  SIGNATURE_TEXT_CHARS,
+  type SignatureField,
+} from '../typst-version.js';
+import { EINVOICE_PROFILES } from '../finish/facturx.js';
+
+const SIGNATURE_FIELD_MEANINGS: Record<SignatureField, string> = {
+  reason: "Why the document is signed (the signature's /Reason).",
+  location: 'Where it is signed (/Location).',
+  contact: 'How to reach the signer (/ContactInfo).',
+};
 
 export interface Renderer {
   render(job: Job, signal?: AbortSignal): Promise<Outcome>;
@@ -54,8 +71,9 @@ export const generateBodySchema = {
     pdf: {
       type: ['object', 'null'],
       description:
-        'PDF export options of the Typst 0.14 engine (with 0.11: 400). A standard Typst checks the document against, and declares in the XMP metadata; ' +
-        "what the standard forbids (transparency under PDF/A-1, an attached file under PDF/A-2, a missing title under PDF/UA-1, ...) is a 400 with Typst's message.",
+        'PDF output options. `standard` and `tagged` are options of the Typst 0.14 engine (with 0.11: 400): a standard Typst checks the document against, and declares in the XMP metadata; ' +
+        "what the standard forbids (transparency under PDF/A-1, an attached file under PDF/A-2, a missing title under PDF/UA-1, ...) is a 400 with Typst's message. " +
+        "`signature`, on either engine, asks for the PDF signed by the service's identity.",
       additionalProperties: false,
       properties: {
         standard: {
@@ -85,8 +103,26 @@ export const generateBodySchema = {
             },
           },
         },
+        signature: {
+          type: 'object',
+          description:
+            "Sign the PDF by the service's identity (SIGNING_P12_FILE): a PAdES baseline B-B signature (CMS detached, SHA-256, the certificate chain), " +
+            "in an invisible field on page 1, added as an incremental update, at the server's time. A service without an identity answers 400. " +
+            '`GET /readyz` says whether this one has one (`signing`).',
+          additionalProperties: false,
+          properties: Object.fromEntries(
+            SIGNATURE_FIELDS.map((field) => [
+              field,
+              { type: 'string', maxLength: SIGNATURE_TEXT_CHARS, description: SIGNATURE_FIELD_MEANINGS[field] },
+            ]),
+          ),
+        },
       },
-      examples: [{ standard: 'a-3b' }, { einvoice: { xml: 'factur-x.xml', profile: 'EN 16931' } }],
+      examples: [
+        { standard: 'a-3b' },
+        { einvoice: { xml: 'factur-x.xml', profile: 'EN 16931' } },
+        { signature: { reason: 'Approved', location: 'Berlin' } },
+      ],
     },
   },
 } as const;
@@ -131,13 +167,28 @@ export function methodNotAllowedRoute(app: FastifyInstance): void {
   });
 }
 
-export function generateRoute(
-  app: FastifyInstance,
-  renderer: Renderer,
-  answers: AnswerLimits,
-  crashes: CrashLimit,
-  defaultEngine: EngineId,
-): void {
+/**
+ * The layout of the body checked exactly: for a body whose `data` the quick
+ * check located wrongly (the worker compiled with the exact layout: a rare
+ * shape of large body), so that its `pdf.signature` is the one it holds.
+ * The worker's exact check took this body, so this one does too; its assets'
+ * image sizes were checked already, hence no bound here.
+ */
+function exactLayout(body: Buffer): BodyLayout {
+  const check = checkBody(body, { maxImagePixels: Number.MAX_SAFE_INTEGER, largeDataBytes: Number.POSITIVE_INFINITY });
+  if (!check.ok) throw new Error('the exact check refused a body the worker compiled');
+  return check.layout;
+}
+
+/** What the route needs besides the pool: the crash limit, the default engine, and the signer if the service has an identity. */
+export interface GenerateParts {
+  crashes: CrashLimit;
+  defaultEngine: EngineId;
+  signer?: PdfSigner;
+}
+
+export function generateRoute(app: FastifyInstance, renderer: Renderer, answers: AnswerLimits, parts: GenerateParts): void {
+  const { crashes, defaultEngine, signer } = parts;
   app.decorateRequest('compileMs', undefined);
   app.decorateRequest('outputRefused', undefined);
   app.post<{ Body: Job | HttpError }>(
@@ -160,6 +211,8 @@ export function generateRoute(
         const giveBackBuffer = () => giveBack(bytes);
         settled.then(giveBackBuffer, giveBackBuffer);
       });
+      // A body whose `data` was located, not read, is refused after its compile, with its exact layout (below).
+      if (job.layout.signature && !signer && !job.layout.dataUnchecked) throw new HttpError(400, MESSAGES.noSigningIdentity);
       if (answers.full()) throw new PoolUnavailableError('answers_pending');
       const rendering = renderer.render(job, abort.signal);
       settled = rendering;
@@ -184,12 +237,25 @@ export function generateRoute(
       }
       if (result.warnings) reply.header('x-typst-warnings', result.warnings);
       if (result.einvoiceWarnings) reply.header('x-einvoice-warnings', result.einvoiceWarnings);
+      const signature = result.relaid ? exactLayout(bytes).signature : job.layout.signature;
+      if (signature && !signer) {
+        result.frame.fill(0);
+        throw new HttpError(400, MESSAGES.noSigningIdentity);
+      }
+      let pdf = result.pdf;
+      if (signature && signer) {
+        // Signed here, in the server, not in the worker: the key never goes where a template runs,
+        // and the PDF is whole here (see finish/signature-signer.ts). The worker's copy goes at once.
+        pdf = await signer.sign(result.pdf, bytes, signature);
+        reply.wipeAfterResponse(pdf);
+        result.frame.fill(0);
+      }
       reply.code(200).headers({
         'content-type': 'application/pdf',
-        'content-length': String(result.pdf.length),
+        'content-length': String(pdf.length),
         'content-disposition': 'inline; filename="document.pdf"',
       });
-      return answers.send(request, reply, result.pdf, result.frame.length);
+      return answers.send(request, reply, pdf, pdf === result.pdf ? result.frame.length : pdf.length);
     },
   );
 }

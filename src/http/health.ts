@@ -12,13 +12,15 @@ export interface HealthSource {
   closing(): boolean;
   /** Where rate-limit counters live; not shared (Redis unreachable) still means ready: the limit fails open. */
   rateLimit?(): RateLimitHealth;
+  /** Whether a signing identity is loaded (`pdf.signature` can be asked for): the playground reads it. */
+  signing?: boolean;
 }
 
 export function healthRoutes(app: FastifyInstance, source: HealthSource): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
-    const stats = { ...source.stats(), ...(source.rateLimit ? { rateLimit: source.rateLimit() } : {}) };
+    const stats = { ...source.stats(), ...(source.rateLimit ? { rateLimit: source.rateLimit() } : {}), signing: source.signing ?? false };
     let reason: string | undefined;
     if (source.closing()) reason = 'shutting down';
     else if (stats.ready === 0) reason = 'no worker is ready';

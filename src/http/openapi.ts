@@ -100,6 +100,7 @@ function openApiDocument(options: OpenApiOptions): Json {
             'The body is not a JSON object with `data` (object) and `template` (string), a `typst` or `pdf` field is not one the service takes, ' +
               'the template does not compile, the PDF export refuses it under the standard asked for, ' +
               "or an e-invoice's XML is missing, not well-formed, not valid against its profile's XSD or breaks a business rule. " +
+              'or a signature is asked of a service without a signing identity. ' +
               'An answer of the compiler names the engine in `X-Typst-Version`.',
             {
               'X-Typst-Version': {
@@ -270,6 +271,10 @@ function openApiDocument(options: OpenApiOptions): Json {
             busy: { type: 'integer', minimum: 0, description: 'Workers compiling.' },
             queued: { type: 'integer', minimum: 0, description: 'Jobs waiting for a worker.' },
             queueLimit: { type: 'integer', minimum: 0, description: 'Jobs allowed to wait.' },
+            signing: {
+              type: 'boolean',
+              description: 'Whether the service has a signing identity: `pdf.signature` is taken (else it is a 400).',
+            },
           },
         },
         FontList: {

@@ -14,7 +14,8 @@
  *   Done     worker -> server  report, u32 warnings length, warnings (ASCII), u32 e-invoice warnings length, those (ASCII), PDF
  *   Failed   worker -> server  report, u16 status, JSON error body
  * A report: f64 compile ms, f64 resident bytes (the worker's memory after
- * the job, for the memory cap), u8 the engine the job ran on (index + 1).
+ * the job, for the memory cap), u8 the engine the job ran on (index + 1),
+ * its high bit set when the worker compiled with a layout of its own.
  */
 import type { Socket } from 'node:net';
 import type { BodyLayout } from '../body/layout.js';
@@ -131,22 +132,36 @@ export interface JobReport {
   residentBytes: number;
   /** The engine the job ran on: the one it names, unless the worker's exact check of its body found otherwise. */
   engine: EngineId;
+  /**
+   * The worker compiled with the layout its exact check found, not the one it
+   * was given (the server's quick check located `data` wrongly): whatever the
+   * server read from its own layout may be wrong too.
+   */
+  relaid: boolean;
 }
 
 const REPORT_BYTES = 17;
+/** The high bit of the report's engine byte: JobReport.relaid. */
+const RELAID = 0x80;
 
 function writeReport(buffer: Buffer, report: JobReport): number {
   const at = LENGTH_BYTES + TAG_BYTES;
   buffer.writeDoubleLE(report.compileMs, at);
   buffer.writeDoubleLE(report.residentBytes, at + 8);
-  buffer.writeUInt8(ENGINE_IDS.indexOf(report.engine) + 1, at + 16);
+  buffer.writeUInt8((ENGINE_IDS.indexOf(report.engine) + 1) | (report.relaid ? RELAID : 0), at + 16);
   return at + REPORT_BYTES;
 }
 
 function readReport(bytes: Buffer): JobReport {
-  const engine = ENGINE_IDS[bytes.readUInt8(TAG_BYTES + 16) - 1];
+  const last = bytes.readUInt8(TAG_BYTES + 16);
+  const engine = ENGINE_IDS[(last & ~RELAID) - 1];
   if (engine === undefined) throw new FrameError('an outcome without its engine');
-  return { compileMs: bytes.readDoubleLE(TAG_BYTES), residentBytes: bytes.readDoubleLE(TAG_BYTES + 8), engine };
+  return {
+    compileMs: bytes.readDoubleLE(TAG_BYTES),
+    residentBytes: bytes.readDoubleLE(TAG_BYTES + 8),
+    engine,
+    relaid: (last & RELAID) !== 0,
+  };
 }
 
 export function writeDone(

@@ -28,6 +28,8 @@ export type Outcome = (
       einvoiceWarnings?: string | undefined;
       compileMs: number;
       frame: Buffer;
+      /** Compiled with the layout of the worker's exact check of the body, not the server's (frames.ts JobReport). */
+      relaid: boolean;
     }
   | { kind: 'failed'; status: number; errorBody: Buffer; compileMs: number; frame: Buffer }
 ) & {

@@ -374,6 +374,7 @@ export class RenderPool extends EventEmitter {
         compileMs: outcome.compileMs,
         frame: frame.bytes,
         typstVersion,
+        relaid: outcome.relaid,
       });
     } else {
       running.resolve({

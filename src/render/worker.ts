@@ -189,7 +189,7 @@ async function main(): Promise<void> {
    * check's 400, a compile with the layout the check found (the server's
    * guess of where `data` ends was wrong), or this failure.
    */
-  function run(job: Job): { attempt: Attempt; engine: EngineId; retried: boolean } {
+  function run(job: Job): Ran {
     const ran = runExactly(job);
     if (
       !ran.retried &&
@@ -219,23 +219,23 @@ async function main(): Promise<void> {
     );
   }
 
-  function runExactly(job: Job): { attempt: Attempt; engine: EngineId; retried: boolean } {
+  function runExactly(job: Job): Ran {
     const attempt = render(job);
-    if (!job.layout.dataUnchecked || compiled(attempt)) return { attempt, engine: engineOf(job), retried: false };
+    if (!job.layout.dataUnchecked || compiled(attempt)) return { attempt, engine: engineOf(job), retried: false, relaid: false };
     const check = checkBody(job.body, exactCheck);
-    if (!check.ok) return { attempt: { refused: check.error }, engine: engineOf(job), retried: true };
-    if (sameLayout(check.layout, job.layout)) return { attempt, engine: engineOf(job), retried: true };
+    if (!check.ok) return { attempt: { refused: check.error }, engine: engineOf(job), retried: true, relaid: false };
+    if (sameLayout(check.layout, job.layout)) return { attempt, engine: engineOf(job), retried: true, relaid: false };
     const exact = { body: job.body, layout: check.layout };
-    return { attempt: render(exact), engine: engineOf(exact), retried: true };
+    return { attempt: render(exact), engine: engineOf(exact), retried: true, relaid: true };
   }
 
   function compile(frame: Frame): void {
     const begun = performance.now();
     const job = readJob(frame);
     const ran = run(job);
-    const { engine, retried } = ran;
+    const { engine, retried, relaid } = ran;
     const attempt = finish(job, ran.attempt);
-    const report = { compileMs: performance.now() - begun, residentBytes: residentBytes(), engine };
+    const report = { compileMs: performance.now() - begun, residentBytes: residentBytes(), engine, relaid };
     const maxPdfBytes = options.maxPdfBytes ?? Number.POSITIVE_INFINITY;
     if (typeof attempt === 'object' && 'einvoiceRefused' in attempt) {
       const body = attempt.einvoiceRefused;
@@ -311,6 +311,9 @@ const EMPTY = Buffer.alloc(0);
  * pre-check, an e-invoice refused (the answer's bytes), or options its
  * engine lacks.
  */
+/** A job's attempt, its engine, whether its body was checked exactly after a failed compile, and whether it was compiled again with that check's layout. */
+type Ran = { attempt: Attempt; engine: EngineId; retried: boolean; relaid: boolean };
+
 type Attempt =
   | (Compiled & { einvoiceWarnings?: Buffer })
   | { refused: BodyError }

@@ -1,9 +1,9 @@
 /**
  * Reads PDFs with the command-line tools a user would reach for
  * (poppler-utils and qpdf): text as copied out, XMP metadata, attached files,
- * fonts, and the uncompressed object text.
+ * fonts, the uncompressed object text, signatures (`pdfsig`) and `qpdf --check`.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,4 +67,27 @@ export function pdfObjects(bytes: Uint8Array): string {
   return withFile(bytes, (path) =>
     execFileSync('qpdf', ['--qdf', '--object-streams=disable', path, '-'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString('latin1'),
   );
+}
+
+/** What `pdfsig` reports of each signature (its exit status aside: it is not 0 for an invalid one), as `key: value` lines. */
+export function pdfSignatures(bytes: Uint8Array): Record<string, string>[] {
+  return withFile(bytes, (path) => {
+    const result = spawnSync('pdfsig', [path], { encoding: 'utf8' });
+    const signatures: Record<string, string>[] = [];
+    for (const line of result.stdout.split('\n')) {
+      if (/^Signature #\d+:/.test(line)) signatures.push({});
+      const field = /^\s+- ([^:]+): (.*)$/.exec(line);
+      if (field && signatures.length > 0) signatures[signatures.length - 1]![field[1]!] = field[2]!;
+      else if (/^\s+- /.test(line) && signatures.length > 0) signatures[signatures.length - 1]![line.replace(/^\s+- /, '').trim()] = 'yes';
+    }
+    return signatures;
+  });
+}
+
+/** `qpdf --check`: its exit status and what it printed. */
+export function qpdfCheck(bytes: Uint8Array): { status: number | null; output: string } {
+  return withFile(bytes, (path) => {
+    const result = spawnSync('qpdf', ['--check', path], { encoding: 'utf8' });
+    return { status: result.status, output: `${result.stdout}${result.stderr}` };
+  });
 }

@@ -32,7 +32,7 @@ export interface GenerateRequest {
   assets?: Record<string, Uint8Array | string>;
   /** The Typst engine: `"0.11"` or `"0.14"` (or the exact version); absent: the service's default. */
   typst?: TypstEngine;
-  /** PDF export options of the Typst 0.14 engine. */
+  /** PDF output options: a standard and tagging (Typst 0.14), a signature (either engine). */
   pdf?: PdfOptions;
 }
 
@@ -66,6 +66,11 @@ export interface PdfOptions {
   standard?: PdfStandard;
   /** Write a tagged PDF (the service's default: true). */
   tagged?: boolean;
+  /**
+   * Sign the PDF by the service's identity (a PAdES signature); a service without
+   * one answers 400. The texts are optional, at most 256 characters each.
+   */
+  signature?: SignatureOptions;
   /** Make a Factur-X / ZUGFeRD e-invoice (Typst 0.14, PDF/A-3). */
   einvoice?: EinvoiceOptions;
 }
@@ -79,6 +84,16 @@ export interface EinvoiceOptions {
   xml?: string;
   /** The profile (default: the one the XML declares). */
   profile?: EinvoiceProfile;
+}
+
+/** What a reader's PDF viewer shows of a signature. */
+export interface SignatureOptions {
+  /** Why the document is signed. */
+  reason?: string;
+  /** Where it is signed. */
+  location?: string;
+  /** How to reach the signer. */
+  contact?: string;
 }
 
 export interface GeneratedPdf {
