@@ -28,10 +28,10 @@ function prose(markdown: string): string {
     .split('\n')
     .map((line) => {
       const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
-      if (fence === undefined && marker !== undefined) fence = marker;
-      else if (fence !== undefined && marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length)
-        fence = undefined;
-      else if (fence === undefined) return line;
+      if (fence === undefined) {
+        if (marker === undefined) return line;
+        fence = marker;
+      } else if (marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
       return '';
     })
     .join('\n');
