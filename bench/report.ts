@@ -1,4 +1,4 @@
-/** Formats the benchmark's figures as Markdown tables (printed, and quoted in the README). */
+/** Formats the benchmark's figures as Markdown tables (printed, and quoted in docs/performance.md). */
 
 export function table(header: string[], rows: (string | number)[][]): string {
   const cells = [header, ...rows.map((row) => row.map(String))];

@@ -2,7 +2,7 @@
  * Builds the HTTP application from its parts; main.ts gives it a socket.
  *
  * The steps of a request, in the order they run (hooks of one kind run in
- * the order they are added below; README's "How it works" shows the same):
+ * the order they are added below; docs/how-it-works.md shows the same):
  *
  *   onRequest  0. no Host: 400 (http/client-errors.ts requireHost)
  *              1. identify the key (http/auth.ts identifyKey)          /v1 only

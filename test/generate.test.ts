@@ -29,7 +29,7 @@ async function errorOf(res: Response, status: number): Promise<string> {
 }
 
 describe('POST /v1/pdf/generate', () => {
-  it('answers 200 with the PDF and the headers of DESIGN.md', async () => {
+  it('answers 200 with the PDF and the headers the API reference lists', async () => {
     const res = await generate(service, { data: { name: 'World' }, template: 'Hello #data.name' });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/pdf');

@@ -2,10 +2,10 @@
  * Zero data retention in memory, checked the way an attacker with a core
  * dump would look: every readable mapping of the server and of each
  * worker (/proc/PID/maps + /proc/PID/mem) is searched for the unique
- * markers of a request, in UTF-8 and UTF-16. SPEC.md promises the content
- * is gone "as soon as the HTTP response is sent": each outcome is scanned
- * 300 ms after its answer, with no other request in between; and again 20
- * requests later. No process of the service may write a core dump at all.
+ * markers of a request, in UTF-8 and UTF-16. The service promises the
+ * content is gone as soon as the HTTP response is sent (docs/retention.md):
+ * each outcome is scanned 300 ms after its answer, with no other request in
+ * between; and again 20 requests later. No process of the service may write a core dump at all.
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
  * The pixel size an image declares in its header, read before any compile
- * (DESIGN.md, "Image size"): a 34-byte GIF can declare 65535 × 65535
+ * (docs/api.md, "Images and files"): a 34-byte GIF can declare 65535 × 65535
  * pixels, and a decoder allocates what the header says before it finds out
  * that the data is not there.
  *

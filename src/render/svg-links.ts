@@ -5,8 +5,8 @@
  * another asset of the same request (relative to the SVG's folder, or from
  * the root with a leading `/`) is replaced by that asset as a `data:` URL.
  *
- * Works on the bytes, never on strings of them (see DESIGN.md, zero data
- * retention in memory); hand-written because the only job is to find
+ * Works on the bytes, never on strings of them (see docs/retention.md, zero data
+ * retention); hand-written because the only job is to find
  * attribute values, which needs no XML parser, and base64 is encoded into
  * a buffer the caller wipes.
  */

@@ -111,7 +111,7 @@ async function main(): Promise<void> {
   // First: a worker whose server is gone must not wait for its options.
   exitWithParent();
   const options = (await receiveOptions()) ?? fail('Typst worker received no options from the server');
-  // Both engines, started together: a worker can take any job, and an idle one costs about 8 MiB (PSS) more (README).
+  // Both engines, started together: a worker can take any job, and an idle one costs about 8 MiB (PSS) more (docs/engines-and-pdf.md).
   const engines = new Map<EngineId, TypstEngine>();
   try {
     // Loaded here, not at the top, so a native module that fails to load is reported, not a crash.

@@ -7,7 +7,7 @@
 export interface HostileCase {
   name: string;
   template: string;
-  /** The status DESIGN.md names for what this template does. */
+  /** The status the API's error table names for what this template does. */
   status: number;
   /** The error message, when the status is an error. */
   error?: RegExp;

@@ -1,7 +1,7 @@
 /**
  * Property-based fuzzing of the request (fast-check): random JSON bodies,
  * random templates, random header sets. The service never crashes, never
- * answers a status outside DESIGN.md's table, and never takes longer than
+ * answers a status outside the API's error table, and never takes longer than
  * the compile limit plus a margin. FUZZ_SCALE multiplies the case counts
  * (the nightly set runs more).
  */

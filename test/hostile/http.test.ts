@@ -1,6 +1,6 @@
 /**
  * Malformed and hostile HTTP from a network peer: every case gets the
- * status DESIGN.md names (or the connection is cut), and right after it a
+ * status the API's error table names (or the connection is cut), and right after it a
  * normal request succeeds and the pool is whole.
  *
  * Covered elsewhere: bodies over 10 MB, declared or chunked (test/limits.test.ts).

@@ -1,6 +1,6 @@
 /**
  * Templates that loop, recurse or allocate without end. Each is answered
- * within its bound with the status DESIGN.md names; right after it a normal
+ * within its bound with the status the API's error table names; right after it a normal
  * request succeeds quickly and the pool is back to full strength, and the
  * server's own memory is untouched. Short limits keep the suite quick; the
  * nightly set runs the same cases at the defaults.

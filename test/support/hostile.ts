@@ -15,7 +15,7 @@ export const NO_RATE_LIMIT = { RATE_LIMIT_PER_MINUTE: '1000000' } as const;
 /** A normal request after a hostile one must be answered within this (generous on a shared 2-core machine). */
 export const RECOVERED_WITHIN_MS = 3000;
 
-/** Every status DESIGN.md lets the generate endpoint answer. */
+/** Every status the API's error table lets the generate endpoint answer. */
 export const DESIGN_STATUSES = new Set([200, 400, 401, 404, 413, 415, 422, 429, 500, 503]);
 
 export interface Answer {

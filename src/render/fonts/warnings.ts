@@ -9,7 +9,7 @@
 // complete. Names computed at run time (variables, concatenation) are not seen.
 //
 // The template arrives as bytes and never becomes a JavaScript string (see
-// DESIGN.md, zero data retention in memory), so the scan and the comparison
+// docs/retention.md, zero data retention), so the scan and the comparison
 // work on bytes, and a warning names the place of the family, not the family.
 
 import { UNKNOWN_FONT } from '../../messages.js';
