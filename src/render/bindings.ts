@@ -48,6 +48,12 @@ export interface Binding {
    * engine.ts keeps templates out of that cache where it can (TEXT_ENTRY).
    */
   replaceAfterJob: boolean;
+  /**
+   * Whether the compiler keeps the files its last compile read past a reset
+   * of its files and `evictCache(0)`, until it compiles something else
+   * (0.11); 0.14's evicts every file read before the reset.
+   */
+  keepsLastReads: boolean;
   create(args: CompilerArgs): Compiler;
 }
 
@@ -113,6 +119,7 @@ const BINDINGS: Record<EngineId, Binding> = {
     version: ENGINE_VERSIONS['0.11'],
     pdfOptions: false,
     replaceAfterJob: false,
+    keepsLastReads: true,
     create: ({ workspace, fontPaths }) =>
       wrap(NodeCompiler011.create({ workspace, fontArgs: [{ fontPaths }] }) as unknown as NativeCompiler, workspace, false),
   },
@@ -121,6 +128,7 @@ const BINDINGS: Record<EngineId, Binding> = {
     version: ENGINE_VERSIONS['0.14'],
     pdfOptions: true,
     replaceAfterJob: true,
+    keepsLastReads: false,
     create: ({ workspace, fontPaths }) =>
       wrap(NodeCompiler014.create({ workspace, fontArgs: [{ fontPaths }] }) as unknown as NativeCompiler, workspace, true),
   },

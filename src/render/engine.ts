@@ -208,11 +208,12 @@ export class TypstEngine {
   /**
    * Drops the job's files and every memoized result, so nothing reaches the
    * next job and nothing stays while the worker waits for it. Unmapping the
-   * files and evicting the cache is not enough: the compiler's file cache
-   * keeps what the last compile read (the data, the template, each asset,
-   * parsed and as bytes) until it compiles again. A compile of an empty file
-   * of its own makes it let them go, and the workers' malloc settings
-   * (sandbox.ts) wipe what is freed.
+   * files and evicting the cache is not enough for 0.11: its compiler's file
+   * cache keeps what the last compile read (the data, the template, each
+   * asset, parsed and as bytes) until it compiles again. A compile of an
+   * empty file of its own makes it let them go (0.14's evicts what was read
+   * before the reset of its files: no compile needed), and the workers'
+   * malloc settings (freed-memory-fill.ts) wipe what is freed.
    *
    * The 0.14 binding's compiler keeps every source file it parsed even then
    * (see Binding.replaceAfterJob): after a job whose template it parsed as a
@@ -226,10 +227,12 @@ export class TypstEngine {
     if (!compiler) return false;
     compiler.resetShadow();
     compiler.evictCache(0);
-    compiler.mapShadow(VIRTUAL_ROOT + BLANK_FILE, EMPTY);
-    compiler.diagnostics(VIRTUAL_ROOT + BLANK_FILE);
-    compiler.resetShadow();
-    compiler.evictCache(0);
+    if (this.binding.keepsLastReads) {
+      compiler.mapShadow(VIRTUAL_ROOT + BLANK_FILE, EMPTY);
+      compiler.diagnostics(VIRTUAL_ROOT + BLANK_FILE);
+      compiler.resetShadow();
+      compiler.evictCache(0);
+    }
     if (!this.holdsSource) return false;
     this.holdsSource = false;
     // Its successor is made by prepare(), once the caller has let this one go: the job's content goes first.
