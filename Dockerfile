@@ -6,6 +6,10 @@
 # --- build: compile the TypeScript and bundle the playground page ------------
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
+# A C compiler for the realloc the service preloads before jemalloc (native/realloc-fill.c).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
 # The client package is an npm workspace: npm ci needs its package.json, and the
 # build (which compiles it first, and whose scripts import it by name) its sources.
 COPY package.json package-lock.json .npmrc ./
@@ -15,9 +19,10 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY playground ./playground
 COPY scripts ./scripts
+COPY native ./native
 COPY examples ./examples
-# The service's TypeScript, the bundled fonts as files (dist/fonts/), then the playground page (dist/playground/).
-RUN npm run build
+# The service's TypeScript, the bundled fonts as files (dist/fonts/), the realloc (dist/native/), then the playground page (dist/playground/).
+RUN npm run build && test -f dist/native/realloc-fill.so
 
 # --- runtime dependencies only (the Typst binding; the fonts are already in dist/fonts) ---
 FROM node:24-bookworm-slim AS deps
@@ -33,6 +38,10 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 # Debian (glibc) slim: the Typst binding ships linux-x64 gnu and musl builds;
 # the service uses only its bundled fonts (dist/fonts) and FONT_PATH, never system fonts.
 FROM node:24-bookworm-slim
+# jemalloc fills freed memory at a few per cent of a compile (src/freed-memory-fill.ts).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libjemalloc2 \
+ && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000
@@ -41,6 +50,7 @@ COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist/src ./dist/src
 COPY --from=build --chown=root:root /app/dist/playground ./dist/playground
 COPY --from=build --chown=root:root /app/dist/fonts ./dist/fonts
+COPY --from=build --chown=root:root /app/dist/native ./dist/native
 COPY --chown=root:root package.json NOTICES.md ./
 COPY --chown=root:root licenses ./licenses
 # The Factur-X XSDs the workers check e-invoices against (read from /app/schemas).

@@ -16,6 +16,7 @@ import type { BodyLayout } from '../src/body/layout.js';
 import { TypstEngine } from '../src/render/engine.js';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { createSandbox, type Sandbox } from '../src/render/sandbox.js';
+import { freedMemoryFill } from '../src/freed-memory-fill.js';
 import { ENGINE_IDS } from '../src/typst-version.js';
 import { workloads, type Workload } from './workloads.js';
 
@@ -43,12 +44,13 @@ export class FloorProcess {
   ) {}
 
   /**
-   * `bare`: without the workers' malloc settings (freed memory filled, no
-   * per-thread cache: freed-memory-fill.ts), to tell what those cost.
+   * `bare`: without the workers' allocator settings (freed memory filled:
+   * freed-memory-fill.ts), to tell what those cost.
    */
   static async start(options: { bare?: boolean } = {}): Promise<FloorProcess> {
     const sandbox = createSandbox(undefined);
-    const { GLIBC_TUNABLES: _, ...bareEnv } = sandbox.env;
+    const bareEnv = { ...sandbox.env };
+    for (const name of Object.keys(freedMemoryFill().env)) delete bareEnv[name];
     const env = options.bare ? bareEnv : sandbox.env;
     const child = fork(SELF, ['--serve'], { env, execArgv: ['--expose-gc'], serialization: 'advanced' });
     await once(child, 'message');

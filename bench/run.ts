@@ -19,6 +19,7 @@ import { describeBodies, HEALTHZ_TARGET_MS, measureBodies } from './bodies.js';
 import { describeSigning, measureSigning } from './signing.js';
 import { processCpuMs, serviceCpuMs } from './cpu.js';
 import { FloorProcess } from './floor.js';
+import { freedMemoryFill } from '../src/freed-memory-fill.js';
 import { sendLoad, steadyRate } from './load.js';
 import { sampleMemory, type MemorySample } from './memory.js';
 import { ms, pct, ratio, table } from './report.js';
@@ -481,7 +482,7 @@ async function main(): Promise<void> {
     ),
     '',
     '"Of it, malloc settings": the floor against the same compiles in a process without the workers\' malloc settings',
-    '(freed memory filled, no per-thread cache), measured once after the rounds.',
+    `(freed memory filled, here by ${freedMemoryFill().description.replace(/^freed memory is filled by /, '')}), measured once after the rounds.`,
     '',
     `Memory (RSS of server + workers, W2 at c=${memory.connections}, ${memory.rps.toFixed(1)} req/s, WORKER_MAX_JOBS as default):`,
     '',

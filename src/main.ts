@@ -4,6 +4,7 @@
  */
 import type { Server } from 'node:http';
 import { ensureStartSettings } from './start-settings.js';
+import { freedMemoryFill } from './freed-memory-fill.js';
 import { createLogger } from './logger.js';
 import { buildApp } from './app.js';
 import { answerServerArgs, ServerArgsError } from './server-args.js';
@@ -79,6 +80,10 @@ async function main(): Promise<void> {
   }
 
   const logger = createLogger(config.logLevel);
+  const fill = freedMemoryFill();
+  // Said once: the fallback is safe but slow, and an operator should know why.
+  if (fill.allocator === 'glibc') logger.warn(fill.description);
+  else logger.info(fill.description);
   let fonts: FontCatalog;
   try {
     fonts = loadFontCatalog(config.fontPath);

@@ -34,8 +34,14 @@ const PARSER_ZEROS = Buffer.alloc(2 * READ_BUFFER_BYTES);
 /** A scrub connection the server has not closed by then is closed by us. */
 const PARSER_SCRUB_TIMEOUT_MS = 1000;
 
-/** Quiet time after an answer before the scrub: well inside the promise's "at the answer", and free under load. */
-const SCRUB_AFTER_MS = 20;
+/**
+ * Quiet time after an answer before the scrub: well inside the promise's "at
+ * the answer" (scanned 300 ms after it), and free under load. At 20 ms a
+ * client sending one-page documents one after another was scrubbed after
+ * nearly every answer (a compile takes about as long), a connection and
+ * 128 KiB read each time.
+ */
+const SCRUB_AFTER_MS = 100;
 
 let writer: Socket | undefined;
 let timer: NodeJS.Timeout | undefined;

@@ -1,7 +1,7 @@
 /**
  * Settings of the server process that take effect only from its start:
  *
- * - glibc's malloc fills every block it frees (freed-memory-fill.ts);
+ * - the allocator fills every block freed (freed-memory-fill.ts);
  * - V8 leaves more room before a full garbage collection (HEAP_FLAG).
  *
  * A server started without them replaces itself with itself started with
@@ -9,7 +9,7 @@
  * before it does anything else. Where `process.execve` is missing (not
  * Linux), it goes on as it was started.
  */
-import { FREED_MEMORY_TUNABLES } from './freed-memory-fill.js';
+import { freedMemoryFill, startedWithFill } from './freed-memory-fill.js';
 
 /**
  * Node's HTTP parser hands a body over as chunks that are each a new buffer
@@ -27,13 +27,22 @@ const HEAP_MIB = 64;
 
 export function ensureStartSettings(): void {
   if (typeof process.execve !== 'function' || process.platform !== 'linux') return;
-  const tunables = process.env.GLIBC_TUNABLES ?? '';
-  const hasTunables = tunables.includes(FREED_MEMORY_TUNABLES);
+  const hasFill = startedWithFill(process.env);
   const hasHeapFlag = process.execArgv.some((arg) => arg.startsWith(`${HEAP_FLAG}=`));
-  if (hasTunables && hasHeapFlag) return;
-  const env = hasTunables
-    ? process.env
-    : { ...process.env, GLIBC_TUNABLES: tunables ? `${tunables}:${FREED_MEMORY_TUNABLES}` : FREED_MEMORY_TUNABLES };
+  if (hasFill && hasHeapFlag) return;
+  const env = hasFill ? process.env : withFill(process.env);
   const heap = hasHeapFlag ? [] : [`${HEAP_FLAG}=${HEAP_MIB}`];
   process.execve(process.execPath, [process.execPath, ...heap, ...process.execArgv, ...process.argv.slice(1)], env);
+}
+
+/** Each list the operator set keeps its entries, after ours (our realloc must come before jemalloc). */
+const SEPARATORS: Record<string, string> = { GLIBC_TUNABLES: ':', LD_PRELOAD: ':', MALLOC_CONF: ',' };
+
+function withFill(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const merged = { ...env };
+  for (const [name, value] of Object.entries(freedMemoryFill().env)) {
+    const given = env[name];
+    merged[name] = given ? `${value}${SEPARATORS[name]}${given}` : value;
+  }
+  return merged;
 }

@@ -53,7 +53,7 @@ describe('the read buffer scrub', () => {
         // The client's connection and the scrub's, open or waiting to close (TIME_WAIT lasts a minute).
         assert.ok(settled >= 1 && settled <= 6, `${settled} connections`);
         await sleep(1000);
-        // A scrub whose own connection asked for another would open one every 20 ms.
+        // A scrub whose own connection asked for another would open one every 100 ms.
         const later = connectionsOf(port);
         assert.ok(later <= settled, `${settled} connections, then ${later}`);
       } finally {

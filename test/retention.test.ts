@@ -227,6 +227,16 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: 'a 200 on the Typst 0.14 engine whose template names `include` (compiled as a file, its compiler replaced)',
+      async run() {
+        const { body, markers } = markedRequest('\nThe price does not include tax.');
+        const res = await generate(service, { ...body, typst: '0.14' });
+        assert.equal(res.status, 200);
+        assert.ok(Buffer.from(await res.arrayBuffer()).includes(markers.title), 'the PDF carries the title in clear');
+        return markers;
+      },
+    },
+    {
       name: 'a 400 evaluation error on the Typst 0.14 engine (the answer quotes the template)',
       async run() {
         const markers = { data: marker('DATA'), template: marker('TEMPLATE') };

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { FREED_MEMORY_TUNABLES } from '../src/freed-memory-fill.js';
+import { freedMemoryFill } from '../src/freed-memory-fill.js';
 import { generate, MAIN, startService } from './support/service.js';
 
 function runMain(env: Record<string, string>) {
@@ -107,10 +107,19 @@ describe('settings', () => {
     const service = await startService();
     try {
       const pid = service.process.pid!;
-      // The same process (execve keeps the id), now with glibc's tunables and V8's heap flag.
+      // The same process (execve keeps the id), now with the allocator's settings and V8's heap flag.
       // glibc ends each tunable it has read with a NUL, in place: the variable reads back with them as ':'.
       const environ = readFileSync(`/proc/${pid}/environ`, 'latin1').replaceAll('\0', ':');
-      assert.ok(environ.includes(`:GLIBC_TUNABLES=${FREED_MEMORY_TUNABLES}:`), environ);
+      for (const [name, value] of Object.entries(freedMemoryFill().env)) assert.ok(environ.includes(`:${name}=${value}:`), environ);
+      // Where jemalloc is installed, the server and each worker run on it, our realloc before it.
+      if (freedMemoryFill().allocator === 'jemalloc') {
+        assert.ok(service.workerPids().length > 0, 'workers are up');
+        for (const each of [pid, ...service.workerPids()]) {
+          const maps = readFileSync(`/proc/${each}/maps`, 'latin1');
+          assert.match(maps, /libjemalloc\.so\.2/);
+          assert.match(maps, /realloc-fill\.so/);
+        }
+      }
       const args = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
       assert.ok(args.includes('--initial-old-space-size=64'), args.join(' '));
       assert.equal(args.filter((a) => a.startsWith('--initial-old-space-size')).length, 1);

@@ -18,6 +18,7 @@ import { ENGINE_VERSIONS, type EngineId, type PdfOptions } from '../typst-versio
 /** What the engine uses of a compiler, the same for both bindings. */
 export interface Compiler {
   mapShadow(path: string, content: Buffer): void;
+  unmapShadow(path: string): void;
   resetShadow(): void;
   evictCache(maxAge: number): void;
   /** Compiles the file; its diagnostics (0-based lines and columns, paths inside the workspace), none when it compiled. */
@@ -38,19 +39,28 @@ export interface Binding {
   /** Whether the export takes a PDF standard and tagging (`pdf` field). */
   pdfOptions: boolean;
   /**
-   * Whether a compiler must be replaced after each job. The 0.14 binding's
-   * compiler keeps every job's sources and laid-out text alive (about
-   * 0.4 MB per page of text, measured), past `evictCache(0)`, a reset of its
-   * files and a compile of another file; only dropping the compiler frees
-   * them (once V8 has collected it, see worker.ts).
+   * Whether a compiler that parsed a job's file as Typst source must be
+   * replaced after that job. The 0.14 binding's compiler keeps every source
+   * text it parsed, with its syntax tree, for as long as it lives (its file
+   * system's source cache, which none of its calls evicts: `evictCache(0)`,
+   * a reset of its files and a compile of another file all leave it); only
+   * dropping the compiler frees it (once V8 has collected it, see worker.ts).
+   * engine.ts keeps templates out of that cache where it can (TEXT_ENTRY).
    */
   replaceAfterJob: boolean;
+  /**
+   * Whether the compiler keeps the files its last compile read past a reset
+   * of its files and `evictCache(0)`, until it compiles something else
+   * (0.11); 0.14's evicts every file read before the reset.
+   */
+  keepsLastReads: boolean;
   create(args: CompilerArgs): Compiler;
 }
 
 /** The calls both native compilers have in common, as the engine uses them. */
 interface NativeCompiler {
   mapShadow(path: string, content: Buffer): void;
+  unmapShadow(path: string): void;
   resetShadow(): void;
   evictCache(maxAge: number): void;
   compile(opts: { mainFilePath: string }): { takeDiagnostics(): unknown };
@@ -78,6 +88,7 @@ function wrap(native: NativeCompiler, workspace: string, pdfOptions: boolean): C
   const inWorkspace = (path: string | undefined) => (path?.startsWith(`${workspace}/`) ? path.slice(workspace.length) : path);
   return {
     mapShadow: (path, content) => native.mapShadow(path, content),
+    unmapShadow: (path) => native.unmapShadow(path),
     resetShadow: () => native.resetShadow(),
     evictCache: (maxAge) => native.evictCache(maxAge),
     diagnostics(mainFilePath) {
@@ -108,6 +119,7 @@ const BINDINGS: Record<EngineId, Binding> = {
     version: ENGINE_VERSIONS['0.11'],
     pdfOptions: false,
     replaceAfterJob: false,
+    keepsLastReads: true,
     create: ({ workspace, fontPaths }) =>
       wrap(NodeCompiler011.create({ workspace, fontArgs: [{ fontPaths }] }) as unknown as NativeCompiler, workspace, false),
   },
@@ -116,6 +128,7 @@ const BINDINGS: Record<EngineId, Binding> = {
     version: ENGINE_VERSIONS['0.14'],
     pdfOptions: true,
     replaceAfterJob: true,
+    keepsLastReads: false,
     create: ({ workspace, fontPaths }) =>
       wrap(NodeCompiler014.create({ workspace, fontArgs: [{ fontPaths }] }) as unknown as NativeCompiler, workspace, true),
   },

@@ -48,6 +48,38 @@ const PROBE_FILE = '/~probe.typ';
 const DATA_FILE = '/~data.json';
 /** Compiled after each job to make the compiler let go of the job's files (see clean). */
 const BLANK_FILE = '/~blank.typ';
+
+/**
+ * The Typst 0.14 binding keeps the parsed text of every source file it has
+ * read, for as long as the compiler lives: its file system's source cache
+ * (tinymist-vfs `SourceCache`, one entry per file and content) is evicted by
+ * none of the calls the binding has (`evictCache` evicts comemo's memos and
+ * the files read, `resetShadow` the mapped files, and a compile of another
+ * file adds an entry without removing one); only dropping the compiler frees
+ * it. So a 0.14 job whose template can be compiled without becoming a source
+ * file is: the main file is this constant, which reads the template as text
+ * (a read goes through the file cache that the clean-up does empty) and
+ * evaluates it as markup with `data` in scope, exactly what the main file
+ * with PREFIX means. Only the constant is ever parsed as a file.
+ * Evaluated code has no positions of its own (every span is the `eval`
+ * call), so a template that fails this way is compiled again as a file, for
+ * the outcome and the line and column of its error; and a template that
+ * could make Typst read a file as source (TEXT_ENTRY_UNSAFE) is compiled as a
+ * file at once. Either way the compiler then holds the template and is
+ * replaced after the job (clean()).
+ */
+const TEXT_FILE = '/~template.txt';
+const TEXT_ENTRY = '/~text-entry.typ';
+const TEXT_ENTRY_SOURCE = Buffer.from(
+  `#let data = json("${DATA_FILE}")\n#eval(read("${TEXT_FILE}"), mode: "markup", scope: (data: data))\n`,
+);
+/**
+ * Typst reads a file as source only for the main file, `import` and
+ * `include`, and code can make an import out of a string only through
+ * `eval`, which it reaches by that name or through `std`. A template that
+ * holds none of these words anywhere can never have a mapped file parsed.
+ */
+const TEXT_ENTRY_UNSAFE = ['import', 'include', 'eval', 'std'].map((word) => Buffer.from(word));
 const EMPTY = Buffer.alloc(0);
 
 /**
@@ -98,6 +130,8 @@ export class TypstEngine {
   private readonly knownFamilies: FamilyNames;
   /** Set while a job's files and cache are still held (see `render`). */
   private dirty = false;
+  /** Set when a job's template was parsed as a source file, which only a new compiler forgets (see TEXT_ENTRY). */
+  private holdsSource = false;
   /** Jobs compiled, to take turns between the main file names. */
   private jobs = 0;
   private mainFile: string = MAIN_FILES[0];
@@ -142,6 +176,11 @@ export class TypstEngine {
     try {
       this.compiler.mapShadow(VIRTUAL_ROOT + DATA_FILE, body.subarray(layout.data.start, layout.data.end));
       this.mapAssets(body, layout);
+      if (this.binding.replaceAfterJob && !TEXT_ENTRY_UNSAFE.some((word) => source.includes(word))) {
+        const pdf = this.renderAsText(source, job);
+        if (pdf) return { ok: true, pdf, warnings: unknownFontWarnings(source, this.knownFamilies) };
+      }
+      this.holdsSource = this.binding.replaceAfterJob;
       this.mapMain(PREFIX, source);
       let pdf: Buffer;
       try {
@@ -162,18 +201,36 @@ export class TypstEngine {
   }
 
   /**
+   * Compiles the template through TEXT_ENTRY: the PDF, or undefined when
+   * either the compile or the export failed (the caller then compiles the
+   * template as a file, which tells why).
+   */
+  private renderAsText(source: Buffer, job: Job): Buffer | undefined {
+    this.compiler.mapShadow(VIRTUAL_ROOT + TEXT_FILE, source);
+    this.compiler.mapShadow(VIRTUAL_ROOT + TEXT_ENTRY, TEXT_ENTRY_SOURCE);
+    try {
+      return this.compiler.pdf(VIRTUAL_ROOT + TEXT_ENTRY, job.layout.pdf);
+    } catch {
+      this.compiler.unmapShadow(VIRTUAL_ROOT + TEXT_FILE);
+      return undefined;
+    }
+  }
+
+  /**
    * Drops the job's files and every memoized result, so nothing reaches the
    * next job and nothing stays while the worker waits for it. Unmapping the
-   * files and evicting the cache is not enough: the compiler's file cache
-   * keeps what the last compile read (the data, the template, each asset,
-   * parsed and as bytes) until it compiles again. A compile of an empty file
-   * of its own makes it let them go, and the workers' malloc settings
-   * (sandbox.ts) wipe what is freed.
+   * files and evicting the cache is not enough for 0.11: its compiler's file
+   * cache keeps what the last compile read (the data, the template, each
+   * asset, parsed and as bytes) until it compiles again. A compile of an
+   * empty file of its own makes it let them go (0.14's evicts what was read
+   * before the reset of its files: no compile needed), and the workers'
+   * malloc settings (freed-memory-fill.ts) wipe what is freed.
    *
-   * The 0.14 binding's compiler keeps the job's sources and text even then
-   * (see Binding.replaceAfterJob): it is dropped, and freed once V8 collects
-   * it; a new one is made by prepare(). Returns whether a compiler was
-   * dropped, so that the caller collects garbage and then prepares.
+   * The 0.14 binding's compiler keeps every source file it parsed even then
+   * (see Binding.replaceAfterJob): after a job whose template it parsed as a
+   * file (see TEXT_ENTRY) it is dropped, and freed once V8 collects it; a new
+   * one is made by prepare(). Returns whether a compiler was dropped, so that
+   * the caller collects garbage and then prepares.
    */
   clean(): boolean {
     const compiler = this.current;
@@ -181,11 +238,14 @@ export class TypstEngine {
     if (!compiler) return false;
     compiler.resetShadow();
     compiler.evictCache(0);
-    compiler.mapShadow(VIRTUAL_ROOT + BLANK_FILE, EMPTY);
-    compiler.diagnostics(VIRTUAL_ROOT + BLANK_FILE);
-    compiler.resetShadow();
-    compiler.evictCache(0);
-    if (!this.binding.replaceAfterJob) return false;
+    if (this.binding.keepsLastReads) {
+      compiler.mapShadow(VIRTUAL_ROOT + BLANK_FILE, EMPTY);
+      compiler.diagnostics(VIRTUAL_ROOT + BLANK_FILE);
+      compiler.resetShadow();
+      compiler.evictCache(0);
+    }
+    if (!this.holdsSource) return false;
+    this.holdsSource = false;
     // Its successor is made by prepare(), once the caller has let this one go: the job's content goes first.
     this.current = undefined;
     return true;

@@ -7,22 +7,37 @@
  * process; an address-space limit (RLIMIT_AS) is not used because V8 and the
  * compiler reserve far more virtual memory than they ever touch.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 
 export const PAGE_BYTES = 4096;
 
 /**
- * Resident set size of `pid` in bytes, or undefined when it cannot be read
- * (the process is gone, or the host has no /proc).
+ * Resident set size of one process, from `/proc/PID/statm` kept open: the
+ * pool samples each busy worker 20 times a second, and opening, reading and
+ * closing the file each time cost the server about 0.05 ms per small request.
  */
-export function residentBytes(pid: number): number | undefined {
-  try {
-    // statm: size resident shared text lib data dt, in pages.
-    const fields = readFileSync(`/proc/${pid}/statm`, 'latin1').split(' ');
-    const pages = Number(fields[1]);
-    return Number.isFinite(pages) ? pages * PAGE_BYTES : undefined;
-  } catch {
-    return undefined;
+export class ResidentMemory {
+  private fd: number | undefined;
+  private readonly text = Buffer.alloc(128);
+
+  constructor(private readonly pid: number) {}
+
+  /** In bytes, or undefined when it cannot be read (the process is gone, or the host has no /proc). */
+  bytes(): number | undefined {
+    try {
+      this.fd ??= openSync(`/proc/${this.pid}/statm`, 'r');
+      // statm: size resident shared text lib data dt, in pages.
+      const length = readSync(this.fd, this.text, 0, this.text.length, 0);
+      const pages = Number(this.text.toString('latin1', 0, length).split(' ')[1]);
+      return Number.isFinite(pages) ? pages * PAGE_BYTES : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
   }
 }
 

@@ -22,7 +22,7 @@ import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCras
 import type { FontFamilyInfo } from './fonts/types.js';
 import { FrameReader, FrameType, readOutcome, writeJob, type Frame } from './frames.js';
 import { JobQueue, release, type Waiting } from './job-queue.js';
-import { residentBytes, watchAllocationFailure } from './memory-watch.js';
+import { ResidentMemory, watchAllocationFailure } from './memory-watch.js';
 import type { Job, Outcome } from './job.js';
 import { scrubReadBuffer } from '../read-buffer-scrub.js';
 import { ENGINE_VERSIONS } from '../typst-version.js';
@@ -82,6 +82,8 @@ interface Slot {
   killedFor?: RestartReason;
   /** The worker reported a failed allocation before dying. */
   allocationFailed?: boolean;
+  /** Its resident memory, sampled while it is busy. */
+  memory?: ResidentMemory;
 }
 
 const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
@@ -203,7 +205,8 @@ export class RenderPool extends EventEmitter {
     });
     sendOptions(child, this.options.engine);
     const pipe = child.stdio[3] as Socket;
-    const slot: Slot = { child, pipe, role, state: 'starting', jobs: 0 };
+    const memory = child.pid === undefined ? undefined : new ResidentMemory(child.pid);
+    const slot: Slot = { child, pipe, role, state: 'starting', jobs: 0, memory };
     watchAllocationFailure(child.stderr!, () => (slot.allocationFailed = true));
     const reader = new FrameReader((frame) => this.onFrame(slot, frame));
     pipe.on('data', (chunk: Buffer) => {
@@ -238,6 +241,7 @@ export class RenderPool extends EventEmitter {
       // 'close' comes after 'exit' and after stderr is drained, so an allocation failure is known by then.
       child.on('close', (code, signal) => {
         this.slots.delete(slot);
+        memory?.close();
         if (!settled) {
           settled = true;
           reject(new Error(`Typst worker exited during start (code ${code ?? 'none'}, signal ${signal ?? 'none'})`));
@@ -336,7 +340,7 @@ export class RenderPool extends EventEmitter {
       if (!running) continue;
       if (now - running.since > this.options.compileTimeoutMs) this.kill(slot, 'timeout');
       else if (!running.started && now - running.since > ACK_TIMEOUT_MS) this.kill(slot, 'unresponsive');
-      else if (limit > 0 && slot.child.pid !== undefined && (residentBytes(slot.child.pid) ?? 0) > limit) this.kill(slot, 'memory');
+      else if (limit > 0 && (slot.memory?.bytes() ?? 0) > limit) this.kill(slot, 'memory');
     }
   }
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // Not from engine.js: that loads the native compiler, which only workers may do (a failure there is reported, not a crash).
 import { VIRTUAL_ROOT } from './virtual-root.js';
-import { FREED_MEMORY_TUNABLES } from '../freed-memory-fill.js';
+import { freedMemoryFill } from '../freed-memory-fill.js';
 
 const UNREACHABLE_PROXY = 'http://0.0.0.0:0';
 
@@ -51,10 +51,9 @@ export function createSandbox(packagePath: string | undefined): Sandbox {
     // No system fonts: documents look the same on every host, and the fonts
     // the worker reports (GET /v1/fonts) are exactly the fonts it has.
     FONTCONFIG_FILE: '/dev/null',
-    // The compiler frees a job's sources, data and layout without clearing them: malloc fills
-    // them as they go (freed-memory-fill.ts). This costs large documents about a quarter of
-    // their compile time, small ones nothing measurable.
-    GLIBC_TUNABLES: FREED_MEMORY_TUNABLES,
+    // The compiler frees a job's sources, data, layout and PDF without clearing them: the
+    // allocator fills them as they go (freed-memory-fill.ts).
+    ...freedMemoryFill().env,
   };
   return { env, dispose };
 }
