@@ -9,13 +9,18 @@
  * a key used once was still in the server's memory 32 s and 40 requests
  * later.
  *
- * So V8 fills the memory it frees with zeros (`--clear-free-memory`), and
+ * A connection kept alive also keeps its last request, head and all: Node's
+ * parser refers to it until the next request comes. So once the answer is
+ * done, the request lets go of its head (forgetHead).
+ *
+ * V8 fills the memory it frees with zeros (`--clear-free-memory`), and
  * once the server has answered and then been idle for HEAP_SCRUB_AFTER_MS
  * it collects all its garbage (a full collection; its cost is measured in
  * the bench). While requests keep coming no collection is forced: each
  * gap shorter than that delays it, and V8's own collections clear what
  * they free.
  */
+import type { IncomingMessage } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -39,4 +44,14 @@ export class HeapScrub {
     if (this.timer) this.timer.refresh();
     else this.timer = setTimeout(this.collect, HEAP_SCRUB_AFTER_MS).unref();
   };
+}
+
+/**
+ * Drops a request's header strings once its answer is done: what reads them
+ * (the log line, the metrics) has run by then, at the response's 'finish'.
+ */
+export function forgetHead(request: IncomingMessage): void {
+  request.rawHeaders.length = 0;
+  request.headers = {};
+  request.rawTrailers.length = 0;
 }

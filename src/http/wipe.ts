@@ -8,11 +8,11 @@
  * went away ('close'), whichever comes first; a buffer registered after
  * that (or after the client left) is wiped at once.
  */
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { discardBody } from '../body/receive.js';
-import { HeapScrub } from '../heap-scrub.js';
+import { forgetHead, HeapScrub } from '../heap-scrub.js';
 import { isParserScrub, scrubParserBufferOf, scrubReadBuffer } from '../read-buffer-scrub.js';
 
 declare module 'fastify' {
@@ -75,5 +75,10 @@ export function wipeSocketReads(server: Server): void {
   server.on('connection', (socket: Socket) => {
     if (!isParserScrub(socket)) socket.on('close', afterAnswer);
   });
-  server.on('request', (_request, response) => response.once('close', afterAnswer));
+  server.on('request', (request: IncomingMessage, response) =>
+    response.once('close', () => {
+      forgetHead(request);
+      afterAnswer();
+    }),
+  );
 }
