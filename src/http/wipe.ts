@@ -75,10 +75,12 @@ export function wipeSocketReads(server: Server): void {
   server.on('connection', (socket: Socket) => {
     if (!isParserScrub(socket)) socket.on('close', afterAnswer);
   });
-  server.on('request', (request: IncomingMessage, response) =>
+  server.on('request', (request: IncomingMessage, response) => {
+    const started = heap.requestStarts();
     response.once('close', () => {
       forgetHead(request);
-      afterAnswer();
-    }),
-  );
+      scrubReadBuffer();
+      heap.afterAnswer(started);
+    });
+  });
 }
