@@ -79,10 +79,7 @@ export class HeapScrub {
   };
 }
 
-/**
- * Drops a request's header strings once its answer is done: what reads them
- * (the log line, the metrics) has run by then, at the response's 'finish'.
- */
+/** Drops a request's header strings once its answer is done and nothing reads them any more. */
 export function forgetHead(request: IncomingMessage): void {
   request.rawHeaders.length = 0;
   request.headers = {};

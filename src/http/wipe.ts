@@ -78,7 +78,8 @@ export function wipeSocketReads(server: Server): void {
   server.on('request', (request: IncomingMessage, response) => {
     const started = heap.requestStarts();
     response.once('close', () => {
-      forgetHead(request);
+      // After the onResponse hooks, which read the head (the log line, the metrics) a few turns later.
+      setImmediate(forgetHead, request);
       scrubReadBuffer();
       heap.afterAnswer(started);
     });
