@@ -473,7 +473,7 @@ export const SETTINGS: readonly Setting[] = [
     key: 'signingP12File',
     default: '(none)',
     meaning:
-      'PKCS#12 file (`.p12`) of the identity that signs PDFs a request asks to sign (`pdf.signature`): its private key and certificate chain, read at start (see below). Unset: a request for a signature gets 400',
+      'PKCS#12 file (`.p12`) of the identity that signs PDFs a request asks to sign (`pdf.signature`): its private key and certificate chain, read at start; a broken file or a wrong password stops the start. Unset: a request for a signature gets 400',
     read: text,
   },
   {

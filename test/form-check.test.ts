@@ -326,7 +326,7 @@ describe('a form read by the service', () => {
       ],
       [
         form('b', [...ok, `${disposition('pdf')}\r\nstandard=a-3b`]),
-        'Part "pdf" must be a JSON object with the optional fields "standard" and "tagged"',
+        'Part "pdf" must be a JSON object with the optional fields "standard", "tagged", "einvoice" and "signature"',
       ],
       [
         form('b', [...ok, `${disposition('n\\"ame')}\r\nx`]),
