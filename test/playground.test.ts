@@ -366,7 +366,7 @@ describe('playground', { skip: missing }, () => {
     await settledPreview(page);
 
     await page.getByLabel('Example').selectOption('einvoice');
-    await page.waitForFunction(() => /E-invoice/.test(document.querySelector('[data-testid="template-editor"]')?.textContent ?? ''));
+    await page.waitForFunction(() => /Factur-X/.test(document.querySelector('[data-testid="template-editor"]')?.textContent ?? ''));
     const invoice = await settledPreview(page);
     assert.equal(await page.getByTestId('engine').inputValue(), '0.14');
     assert.equal(await page.getByTestId('pdf-standard').inputValue(), 'a-3b');
