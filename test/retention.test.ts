@@ -15,7 +15,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { processLimit } from '../src/process-limits.js';
 import { NO_RATE_LIMIT } from './support/hostile.js';
 import { encodings, scanMemory } from './support/memory-scan.js';
-import { head, open, rawRequest, readAll } from './support/raw-http.js';
+import type { Socket } from 'node:net';
+import { head, open, type RawResponse, rawRequest, readAll } from './support/raw-http.js';
 import { formBody, type Part } from './support/form.js';
 import { generate, readiness, startService, TEST_KEY, waitReady, type Service } from './support/service.js';
 import { makeTestIdentity, type TestIdentity } from './support/signing-identity.js';
@@ -167,6 +168,15 @@ describe('request content in memory, at the answer', () => {
     await service.stop();
     identity.dispose();
   });
+
+  /** The marked request's JSON body, written raw by `send` on a connection of its own; the answer, once the server has closed it. */
+  async function sendRaw(send: (socket: Socket, bytes: Buffer) => Promise<void> | void): Promise<{ res: RawResponse; markers: Markers }> {
+    const { body, markers } = markedRequest();
+    const socket = await open(service);
+    const answer = readAll(socket);
+    await send(socket, Buffer.from(JSON.stringify(body)));
+    return { res: await answer, markers };
+  }
 
   /** Sends, waits until the answer has been read, waits AFTER_ANSWER_MS, scans. */
   const cases: { name: string; run: () => Promise<Markers> }[] = [
@@ -587,16 +597,13 @@ describe('request content in memory, at the answer', () => {
     ...(['FIN', 'RST'] as const).map((how) => ({
       name: `part of a body, then the client's ${how}`,
       async run() {
-        const { body, markers } = markedRequest();
-        const bytes = Buffer.from(JSON.stringify(body));
-        const socket = await open(service);
-        const answer = readAll(socket);
-        socket.write(head({ 'content-length': bytes.length + 100_000 }));
-        socket.write(bytes);
-        await sleep(100);
-        if (how === 'FIN') socket.end();
-        else socket.resetAndDestroy();
-        const res = await answer;
+        const { res, markers } = await sendRaw(async (socket, bytes) => {
+          socket.write(head({ 'content-length': bytes.length + 100_000 }));
+          socket.write(bytes);
+          await sleep(100);
+          if (how === 'FIN') socket.end();
+          else socket.resetAndDestroy();
+        });
         assert.equal(res.status, 0, 'no answer: the client is dropped');
         return markers;
       },
@@ -604,13 +611,10 @@ describe('request content in memory, at the answer', () => {
     {
       name: 'part of a body, then silence until the body timeout',
       async run() {
-        const { body, markers } = markedRequest();
-        const bytes = Buffer.from(JSON.stringify(body));
-        const socket = await open(service);
-        const answer = readAll(socket);
-        socket.write(head({ 'content-length': bytes.length + 100_000 }));
-        socket.write(bytes);
-        const res = await answer;
+        const { res, markers } = await sendRaw((socket, bytes) => {
+          socket.write(head({ 'content-length': bytes.length + 100_000 }));
+          socket.write(bytes);
+        });
         assert.equal(res.status, 408);
         assert.ok(res.ms >= BODY_TIMEOUT_MS, `answered after the timeout (${res.ms} ms)`);
         return markers;
@@ -619,13 +623,10 @@ describe('request content in memory, at the answer', () => {
     {
       name: 'a chunked body with a malformed chunk size',
       async run() {
-        const { body, markers } = markedRequest();
-        const bytes = Buffer.from(JSON.stringify(body));
-        const socket = await open(service);
-        const answer = readAll(socket);
-        socket.write(head({ 'content-length': null, 'transfer-encoding': 'chunked' }));
-        socket.write(`${bytes.length.toString(16)}\r\n${bytes}\r\nzz\r\n`);
-        const res = await answer;
+        const { res, markers } = await sendRaw((socket, bytes) => {
+          socket.write(head({ 'content-length': null, 'transfer-encoding': 'chunked' }));
+          socket.write(`${bytes.length.toString(16)}\r\n${bytes}\r\nzz\r\n`);
+        });
         assert.equal(res.status, 400);
         return markers;
       },
