@@ -38,7 +38,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 # Debian (glibc) slim: the Typst binding ships linux-x64 gnu and musl builds;
 # the service uses only its bundled fonts (dist/fonts) and FONT_PATH, never system fonts.
 FROM node:24-bookworm-slim
-# jemalloc fills freed memory at a few per cent of a compile (src/freed-memory-fill.ts).
+# jemalloc fills freed memory at a few per cent of a compile (src/retention/freed-memory-fill.ts).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libjemalloc2 \
  && rm -rf /var/lib/apt/lists/*

@@ -16,7 +16,7 @@ import type { BodyLayout } from '../src/body/layout.js';
 import { TypstEngine } from '../src/render/engine.js';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { createSandbox, type Sandbox } from '../src/render/sandbox.js';
-import { freedMemoryFill } from '../src/freed-memory-fill.js';
+import { freedMemoryFill } from '../src/retention/freed-memory-fill.js';
 import { ENGINE_IDS } from '../src/typst-version.js';
 import { workloads, type Workload } from './workloads.js';
 
@@ -45,7 +45,7 @@ export class FloorProcess {
 
   /**
    * `bare`: without the workers' allocator settings (freed memory filled:
-   * freed-memory-fill.ts), to tell what those cost.
+   * src/retention/freed-memory-fill.ts), to tell what those cost.
    */
   static async start(options: { bare?: boolean } = {}): Promise<FloorProcess> {
     const sandbox = createSandbox(undefined);

@@ -19,7 +19,7 @@ import { describeBodies, HEALTHZ_TARGET_MS, measureBodies } from './bodies.js';
 import { describeSigning, measureSigning } from './signing.js';
 import { processCpuMs, serviceCpuMs } from './cpu.js';
 import { FloorProcess } from './floor.js';
-import { freedMemoryFill } from '../src/freed-memory-fill.js';
+import { freedMemoryFill } from '../src/retention/freed-memory-fill.js';
 import { sendLoad, steadyRate } from './load.js';
 import { sampleMemory, type MemorySample } from './memory.js';
 import { ms, pct, ratio, table } from './report.js';

@@ -1,5 +1,5 @@
 /*
- * Preloaded before jemalloc in the service's processes (src/freed-memory-fill.ts).
+ * Preloaded before jemalloc in the service's processes (src/retention/freed-memory-fill.ts).
  *
  * jemalloc run with MALLOC_CONF=junk:free fills every block given to free(),
  * but not the block realloc() leaves when it moves an allocation elsewhere

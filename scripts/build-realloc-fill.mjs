@@ -1,5 +1,5 @@
 // Compiles native/realloc-fill.c into dist/native/realloc-fill.so, the
-// realloc() that the service preloads before jemalloc (src/freed-memory-fill.ts).
+// realloc() that the service preloads before jemalloc (src/retention/freed-memory-fill.ts).
 // Part of `npm run build`. Without a C compiler (`cc`) it says so and leaves
 // the file out: the service then fills freed memory with glibc's malloc
 // settings instead, and says so at start.

@@ -26,10 +26,10 @@
  *              render/pool.ts, render/worker.ts, render/engine.ts); the PDF
  *              signed when asked (finish/signature-signer.ts)
  *   onSend     rate-limit headers; no-store, nosniff, request id; Connection: close
- *              while draining; an unread body drained and wiped (http/wipe.ts)
+ *              while draining; an unread body drained and wiped (retention/wipe-after-response.ts)
  *   onResponse the log line; metrics; draining's count of answers owed
  *   after      buffers of the request and answer wiped when the response closes
- *              (http/wipe.ts), and Node's read buffer scrubbed (read-buffer-scrub.ts)
+ *              (retention/wipe-after-response.ts), and Node's read buffer scrubbed (retention/read-buffer-scrub.ts)
  *
  * Every error's answer is made in http/errors.ts, its words in messages.ts.
  */
@@ -54,7 +54,7 @@ import { refuseWhileClosing } from './http/draining.js';
 import { registerMetrics, type ServiceMetrics } from './http/metrics.js';
 import { openApiRoute } from './http/openapi.js';
 import { playgroundRoutes } from './http/playground.js';
-import { registerWipe, wipeSocketReads } from './http/wipe.js';
+import { registerWipe, wipeSocketReads } from './retention/wipe-after-response.js';
 import { MESSAGES } from './messages.js';
 import { DEFAULT_ENGINE, ENGINE_VERSIONS, type EngineId } from './typst-version.js';
 import type { PdfSigner } from './finish/signature-signer.js';

@@ -3,8 +3,8 @@
  * and stop cleanly on SIGTERM or SIGINT.
  */
 import type { Server } from 'node:http';
-import { ensureStartSettings } from './start-settings.js';
-import { freedMemoryFill } from './freed-memory-fill.js';
+import { ensureStartSettings } from './retention/start-settings.js';
+import { freedMemoryFill } from './retention/freed-memory-fill.js';
 import { createLogger } from './logger.js';
 import { buildApp } from './app.js';
 import { answerServerArgs, ServerArgsError } from './server-args.js';
@@ -20,7 +20,7 @@ import { RenderPool } from './render/pool.js';
 import { loadFontCatalog } from './render/fonts/catalog.js';
 import type { FontCatalog } from './render/fonts/types.js';
 import { createSandbox } from './render/sandbox.js';
-import { startReadBufferScrub } from './read-buffer-scrub.js';
+import { startReadBufferScrub } from './retention/read-buffer-scrub.js';
 import { loadSigningIdentity, SigningIdentityError } from './finish/signature-identity.js';
 import { PdfSigner } from './finish/signature-signer.js';
 

@@ -16,7 +16,7 @@ import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { nameProblem } from '../src/body/asset-names.js';
 import { base64Invalid, decodeAssetValue, decodeBase64 } from '../src/body/base64.js';
-import { bodyBuffer, copyIntoBody, releaseBody } from '../src/body/body-pool.js';
+import { bodyBuffer, copyIntoBody, releaseBody } from '../src/retention/body-pool.js';
 import { BodyChecker } from '../src/body/check-thread.js';
 import { errorBody } from '../src/body/error-body.js';
 import { checkBody, type BodyCheck } from '../src/body/json-check.js';

@@ -15,7 +15,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import busboy from 'busboy';
 import fc from 'fast-check';
-import { bodyBuffer, copyIntoBody, releaseBody } from '../src/body/body-pool.js';
+import { bodyBuffer, copyIntoBody, releaseBody } from '../src/retention/body-pool.js';
 import { BodyChecker } from '../src/body/check-thread.js';
 import { errorBody } from '../src/body/error-body.js';
 import { checkForm } from '../src/body/form-check.js';

@@ -1,5 +1,5 @@
 /**
- * The scrub of Node's read buffers (src/read-buffer-scrub.ts) from outside:
+ * The scrub of Node's read buffers (src/retention/read-buffer-scrub.ts) from outside:
  * after an answer, the server opens one connection of its own to its port,
  * and its closing asks for no further scrub. Counted in the kernel's table of
  * TCP connections to the server's port, whatever address it listens on.

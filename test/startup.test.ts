@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { freedMemoryFill } from '../src/freed-memory-fill.js';
+import { freedMemoryFill } from '../src/retention/freed-memory-fill.js';
 import { generate, MAIN, startService } from './support/service.js';
 
 function runMain(env: Record<string, string>) {

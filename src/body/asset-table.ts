@@ -19,7 +19,7 @@ import { Base64Reader, base64Problem, payloadStart } from './base64.js';
 import { oversizedImage } from './image-size.js';
 import type { AssetEntry, BodyError, Kind, Range } from './layout.js';
 import { firstEscape, unescapeInto, withUnescaped } from './json-string.js';
-import { ownedBuffer } from './owned-buffer.js';
+import { ownedBuffer } from '../retention/owned-buffer.js';
 
 export const MAX_ASSETS = 1000;
 

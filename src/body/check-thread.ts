@@ -5,7 +5,7 @@
  * 50 to 150 ms of CPU, and on the one thread that would be that long a stall
  * for everything else.
  *
- * A body in a pool buffer (body-pool.ts: shared memory) is read by the
+ * A body in a pool buffer (retention/body-pool.ts: shared memory) is read by the
  * thread where it is; the thread gets each pool buffer once and is then
  * told only which one, and where the body is in it. Any other body's memory
  * is moved to the thread and back (a transfer of its ArrayBuffer, no copy).
@@ -15,7 +15,7 @@
  * at most a few milliseconds, less than the round trip would cost in latency.
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { poolBuffer, poolSlot, releaseBody } from './body-pool.js';
+import { poolBuffer, poolSlot, releaseBody } from '../retention/body-pool.js';
 import { checkForm } from './form-check.js';
 import { type BodyCheck, type CheckOptions, checkBody, LARGE_DATA_BYTES } from './json-check.js';
 

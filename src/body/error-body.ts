@@ -7,7 +7,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { BodyError } from './layout.js';
 import { utf8Width } from '../text-position.js';
-import { ownedBuffer } from './owned-buffer.js';
+import { ownedBuffer } from '../retention/owned-buffer.js';
 
 /** At most this many bytes of a name are quoted, cut where no escape or character is split. */
 const NAME_BYTES = 100;

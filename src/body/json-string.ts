@@ -10,7 +10,7 @@
  * name; callers that need text refuse unpaired surrogates first.
  */
 import type { Range } from './layout.js';
-import { ownedBuffer } from './owned-buffer.js';
+import { ownedBuffer } from '../retention/owned-buffer.js';
 
 const BACKSLASH = 0x5c;
 

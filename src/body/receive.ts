@@ -4,7 +4,7 @@
  * Node hands the body over in chunks, each its own copy of bytes read from
  * the socket; every chunk is copied into the body buffer and zero-filled at
  * once, so the body buffer is the only copy, and whoever holds it wipes it
- * when done (releaseBody: large bodies are in reused buffers, body-pool.ts).
+ * when done (releaseBody: large bodies are in reused buffers, retention/body-pool.ts).
  * With a Content-Length the buffer is allocated once at that size; a
  * chunked body grows it (the old one wiped) and is refused as soon as it
  * passes the limit, without keeping what came.
@@ -16,7 +16,7 @@
  * stopped from outside (broken framing, shutdown).
  */
 import type { Readable } from 'node:stream';
-import { bodyBuffer, copyIntoBody, releaseBody } from './body-pool.js';
+import { bodyBuffer, copyIntoBody, releaseBody } from '../retention/body-pool.js';
 import { BodyRefusedError, type Room } from './pending-bodies.js';
 
 export class BodyTooLargeError extends Error {

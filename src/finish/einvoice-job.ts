@@ -7,7 +7,7 @@
 import { decodeAssetValue } from '../body/base64.js';
 import { errorBody } from '../body/error-body.js';
 import { unescapeJsonString } from '../body/json-string.js';
-import { ownedBuffer } from '../body/owned-buffer.js';
+import { ownedBuffer } from '../retention/owned-buffer.js';
 import type { Range } from '../body/layout.js';
 import { EINVOICE_MESSAGES, einvoiceWarningsHeader } from '../messages.js';
 import type { Job } from '../render/job.js';

@@ -6,7 +6,7 @@
  * PDF/A validator checked are kept, and a later step (a signature) can
  * append its own update after this one in the same way.
  */
-import { ownedBuffer } from '../body/owned-buffer.js';
+import { ownedBuffer } from '../retention/owned-buffer.js';
 import type { PdfStructure } from './pdf-structure.js';
 import { type PdfDict, type PdfValue, writeValue } from './pdf-syntax.js';
 

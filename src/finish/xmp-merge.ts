@@ -9,7 +9,7 @@
  * Works on bytes, by the markers Typst's XMP writer emits, so the title and
  * the other content of the packet never become JavaScript strings.
  */
-import { ownedBuffer } from '../body/owned-buffer.js';
+import { ownedBuffer } from '../retention/owned-buffer.js';
 import { type EinvoiceProfile, extensionDescription, FX_NAMESPACE, fxDescription, fxSchemaEntry } from './facturx.js';
 
 class XmpError extends Error {

@@ -7,7 +7,7 @@
  * - The PDFs held are bounded in total (MAX_PENDING_ANSWERS_MB): past the
  *   bound, new compiles are refused with 503 until readers catch up.
  * - A client that takes no byte for READER_STALL_TIMEOUT_MS is cut off; its
- *   answer is wiped like any other (http/wipe.ts).
+ *   answer is wiped like any other (retention/wipe-after-response.ts).
  *
  * A large PDF is written in slices, so that each slice the client takes
  * counts as progress (one write of the whole PDF would only complete at its

@@ -6,7 +6,7 @@
  * the response is sent.
  */
 import type { FastifyInstance } from 'fastify';
-import { giveBack, wipeBody } from '../body/body-pool.js';
+import { giveBack, wipeBody } from '../retention/body-pool.js';
 import { checkBody } from '../body/json-check.js';
 import type { BodyLayout } from '../body/layout.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../render/errors.js';
@@ -199,7 +199,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
       if (request.body instanceof HttpError) throw request.body;
       const job = request.body;
       const { body: bytes } = job;
-      // The body is wiped when the response is done or abandoned; a pool buffer (body-pool.ts) goes back
+      // The body is wiped when the response is done or abandoned; a pool buffer (retention/body-pool.ts) goes back
       // once the job has settled too: only then has the pipe to the worker stopped reading from it.
       // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
       // One listener for both: a large PDF's stream adds its own, and Node warns past ten.

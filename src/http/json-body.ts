@@ -12,7 +12,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BodyChecker } from '../body/check-thread.js';
-import { releaseBody } from '../body/body-pool.js';
+import { releaseBody } from '../retention/body-pool.js';
 import { errorBody } from '../body/error-body.js';
 import type { CheckOptions } from '../body/json-check.js';
 import { BodyRefusedError, type PendingBodies } from '../body/pending-bodies.js';

@@ -25,7 +25,7 @@ import { INLINE_BUDGET_BYTES, inlineLinkedAssets, isSvg } from './svg-links.js';
 import type { FontCatalog } from './fonts/types.js';
 import type { TemplateFailure, Warning, Job } from './job.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
-import { ownedBuffer } from '../body/owned-buffer.js';
+import { ownedBuffer } from '../retention/owned-buffer.js';
 import { type Binding, bindingOf, type Compiler, type CompilerArgs, exportRefusal } from './bindings.js';
 import type { EngineId } from '../typst-version.js';
 import type { RuleFile } from '../finish/business-rules.js';
@@ -224,7 +224,7 @@ export class TypstEngine {
    * asset, parsed and as bytes) until it compiles again. A compile of an
    * empty file of its own makes it let them go (0.14's evicts what was read
    * before the reset of its files: no compile needed), and the workers'
-   * malloc settings (freed-memory-fill.ts) wipe what is freed.
+   * malloc settings (retention/freed-memory-fill.ts) wipe what is freed.
    *
    * The 0.14 binding's compiler keeps every source file it parsed even then
    * (see Binding.replaceAfterJob): after a job whose template it parsed as a

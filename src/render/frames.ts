@@ -19,7 +19,7 @@
  */
 import type { Socket } from 'node:net';
 import type { BodyLayout } from '../body/layout.js';
-import { ownedBuffer } from '../body/owned-buffer.js';
+import { ownedBuffer } from '../retention/owned-buffer.js';
 import { EINVOICE_PROFILES } from '../finish/facturx.js';
 import { ENGINE_IDS, type EngineId, PDF_STANDARDS } from '../typst-version.js';
 import type { Job } from './job.js';
@@ -312,7 +312,7 @@ const KEPT_FRAME_BYTES = 1024 * 1024;
  * A large frame (a job with megabytes of data) is read into a buffer kept
  * from one large frame to the next, not a fresh one each time: a fresh
  * 9 MB buffer cost the worker its allocation, its page faults and its fill
- * when freed (freed-memory-fill.ts), about 5 ms per job. The buffer is lent
+ * when freed (retention/freed-memory-fill.ts), about 5 ms per job. The buffer is lent
  * to one frame at a time; its receiver wipes it and gives it back with
  * `giveBack` (a frame that comes while it is lent gets a buffer of its own).
  * It stays resident, holding zeros, at the size of the largest job so far

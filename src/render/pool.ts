@@ -24,7 +24,7 @@ import { FrameReader, FrameType, readOutcome, writeJob, type Frame } from './fra
 import { JobQueue, release, type Waiting } from './job-queue.js';
 import { ResidentMemory, watchAllocationFailure } from './memory-watch.js';
 import type { Job, Outcome } from './job.js';
-import { scrubReadBuffer } from '../read-buffer-scrub.js';
+import { scrubReadBuffer } from '../retention/read-buffer-scrub.js';
 import { ENGINE_VERSIONS } from '../typst-version.js';
 import { sendOptions, type StartReport } from './worker-start.js';
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // Not from engine.js: that loads the native compiler, which only workers may do (a failure there is reported, not a crash).
 import { VIRTUAL_ROOT } from './virtual-root.js';
-import { freedMemoryFill } from '../freed-memory-fill.js';
+import { freedMemoryFill } from '../retention/freed-memory-fill.js';
 
 const UNREACHABLE_PROXY = 'http://0.0.0.0:0';
 
@@ -52,7 +52,7 @@ export function createSandbox(packagePath: string | undefined): Sandbox {
     // the worker reports (GET /v1/fonts) are exactly the fonts it has.
     FONTCONFIG_FILE: '/dev/null',
     // The compiler frees a job's sources, data, layout and PDF without clearing them: the
-    // allocator fills them as they go (freed-memory-fill.ts).
+    // allocator fills them as they go (retention/freed-memory-fill.ts).
     ...freedMemoryFill().env,
   };
   return { env, dispose };

@@ -11,7 +11,7 @@
  * a buffer the caller wipes.
  */
 import { base64Length, encodeBase64Into } from '../body/base64.js';
-import { ownedBuffer } from '../body/owned-buffer.js';
+import { ownedBuffer } from '../retention/owned-buffer.js';
 
 const MEDIA_TYPES: Record<string, string> = {
   png: 'image/png',

@@ -15,7 +15,7 @@
 import { UNKNOWN_FONT } from '../../messages.js';
 import { placeOf } from '../../text-position.js';
 import type { Warning } from '../job.js';
-import { ownedBuffer } from '../../body/owned-buffer.js';
+import { ownedBuffer } from '../../retention/owned-buffer.js';
 
 const FONT = Buffer.from('font');
 const QUOTE = 0x22;

@@ -27,8 +27,8 @@ const GLIBC_TUNABLES = `glibc.malloc.perturb=${FREED_MEMORY_FILL}:glibc.malloc.t
 
 /** Where Debian's `libjemalloc2` puts the library, by architecture. */
 const JEMALLOC_PATHS = ['/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2'];
-/** Built by `npm run build` (scripts/build-realloc-fill.mjs); this file is dist/src/freed-memory-fill.js. */
-const REALLOC_FILL = fileURLToPath(new URL('../native/realloc-fill.so', import.meta.url));
+/** Built by `npm run build` (scripts/build-realloc-fill.mjs); this file is dist/src/retention/freed-memory-fill.js. */
+const REALLOC_FILL = fileURLToPath(new URL('../../native/realloc-fill.so', import.meta.url));
 
 export interface FreedMemoryFill {
   allocator: 'jemalloc' | 'glibc';
