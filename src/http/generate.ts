@@ -191,71 +191,67 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
   const { crashes, defaultEngine, signer } = parts;
   app.decorateRequest('compileMs', undefined);
   app.decorateRequest('outputRefused', undefined);
-  app.post<{ Body: Job | HttpError }>(
-    '/v1/pdf/generate',
-    { onRequest: [crashes.refuse, requireJsonWithinLimit] },
-    async (request, reply) => {
-      // A body the check refused comes as its answer (http/json-body.ts).
-      if (request.body instanceof HttpError) throw request.body;
-      const job = request.body;
-      const { body: bytes } = job;
-      // The body is wiped when the response is done or abandoned; a pool buffer (retention/body-pool.ts) goes back
-      // once the job has settled too: only then has the pipe to the worker stopped reading from it.
-      // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
-      // One listener for both: a large PDF's stream adds its own, and Node warns past ten.
-      let settled: Promise<unknown> = Promise.resolve();
-      const abort = new AbortController();
-      reply.raw.once('close', () => {
-        if (!reply.raw.writableFinished) abort.abort();
-        wipeBody(bytes);
-        const giveBackBuffer = () => giveBack(bytes);
-        settled.then(giveBackBuffer, giveBackBuffer);
-      });
-      // A body whose `data` was located, not read, is refused after its compile, with its exact layout (below).
-      if (job.layout.signature && !signer && !job.layout.dataUnchecked) throw new HttpError(400, MESSAGES.noSigningIdentity);
-      if (answers.full()) throw new PoolUnavailableError('answers_pending');
-      const rendering = renderer.render(job, abort.signal);
-      settled = rendering;
-      // A worker that died with the job (answered 500 by the error handler) counts toward the key's crash limit.
-      rendering.catch((error: unknown) => error instanceof WorkerCrashError && crashes.count(request));
-      let result: Outcome;
-      try {
-        result = await rendering;
-      } catch (error) {
-        // A compile stopped at its time or memory limit ran on an engine too: its answer names it, as every compile's does.
-        if (error instanceof CompileTimeoutError || error instanceof MemoryLimitError) {
-          reply.header('x-typst-version', ENGINE_VERSIONS[job.layout.typst ?? defaultEngine]);
-        }
-        throw error;
+  app.post<{ Body: Job | Error }>('/v1/pdf/generate', { onRequest: [crashes.refuse, requireJsonWithinLimit] }, async (request, reply) => {
+    // A body refused by the check, for its size or for room, comes as its answer (http/json-body.ts).
+    if (request.body instanceof Error) throw request.body;
+    const job = request.body;
+    const { body: bytes } = job;
+    // The body is wiped when the response is done or abandoned; a pool buffer (retention/body-pool.ts) goes back
+    // once the job has settled too: only then has the pipe to the worker stopped reading from it.
+    // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
+    // One listener for both: a large PDF's stream adds its own, and Node warns past ten.
+    let settled: Promise<unknown> = Promise.resolve();
+    const abort = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) abort.abort();
+      wipeBody(bytes);
+      const giveBackBuffer = () => giveBack(bytes);
+      settled.then(giveBackBuffer, giveBackBuffer);
+    });
+    // A body whose `data` was located, not read, is refused after its compile, with its exact layout (below).
+    if (job.layout.signature && !signer && !job.layout.dataUnchecked) throw new HttpError(400, MESSAGES.noSigningIdentity);
+    if (answers.full()) throw new PoolUnavailableError('answers_pending');
+    const rendering = renderer.render(job, abort.signal);
+    settled = rendering;
+    // A worker that died with the job (answered 500 by the error handler) counts toward the key's crash limit.
+    rendering.catch((error: unknown) => error instanceof WorkerCrashError && crashes.count(request));
+    let result: Outcome;
+    try {
+      result = await rendering;
+    } catch (error) {
+      // A compile stopped at its time or memory limit ran on an engine too: its answer names it, as every compile's does.
+      if (error instanceof CompileTimeoutError || error instanceof MemoryLimitError) {
+        reply.header('x-typst-version', ENGINE_VERSIONS[job.layout.typst ?? defaultEngine]);
       }
-      reply.wipeAfterResponse(result.frame);
-      request.compileMs = result.compileMs;
-      reply.header('x-typst-version', result.typstVersion);
-      if (result.kind === 'failed') {
-        if (result.status === WORKER_STATUS.pdfTooLarge) request.outputRefused = 'pdf_too_large';
-        return reply.code(httpStatus(result.status)).type('application/json; charset=utf-8').send(result.errorBody);
-      }
-      if (result.warnings) reply.header('x-typst-warnings', result.warnings);
-      if (result.einvoiceWarnings) reply.header('x-einvoice-warnings', result.einvoiceWarnings);
-      const signature = result.relaid ? exactLayout(bytes).signature : job.layout.signature;
-      if (signature && !signer) {
-        result.frame.fill(0);
-        throw new HttpError(400, MESSAGES.noSigningIdentity);
-      }
-      let pdf = result.pdf;
-      if (signature && signer) {
-        // Signed here, in the server, not in the worker: the key never goes where a template runs,
-        // and the PDF is whole here (see finish/signature-signer.ts). The worker's copy goes at once.
-        pdf = await signer.sign(result.pdf, bytes, signature);
-        reply.wipeAfterResponse(pdf);
-        result.frame.fill(0);
-      }
-      reply.code(200).headers({
-        'content-type': 'application/pdf',
-        'content-length': String(pdf.length),
-        'content-disposition': 'inline; filename="document.pdf"',
-      });
-      return answers.send(request, reply, pdf, pdf === result.pdf ? result.frame.length : pdf.length);
-    },
-  );
+      throw error;
+    }
+    reply.wipeAfterResponse(result.frame);
+    request.compileMs = result.compileMs;
+    reply.header('x-typst-version', result.typstVersion);
+    if (result.kind === 'failed') {
+      if (result.status === WORKER_STATUS.pdfTooLarge) request.outputRefused = 'pdf_too_large';
+      return reply.code(httpStatus(result.status)).type('application/json; charset=utf-8').send(result.errorBody);
+    }
+    if (result.warnings) reply.header('x-typst-warnings', result.warnings);
+    if (result.einvoiceWarnings) reply.header('x-einvoice-warnings', result.einvoiceWarnings);
+    const signature = result.relaid ? exactLayout(bytes).signature : job.layout.signature;
+    if (signature && !signer) {
+      result.frame.fill(0);
+      throw new HttpError(400, MESSAGES.noSigningIdentity);
+    }
+    let pdf = result.pdf;
+    if (signature && signer) {
+      // Signed here, in the server, not in the worker: the key never goes where a template runs,
+      // and the PDF is whole here (see finish/signature-signer.ts). The worker's copy goes at once.
+      pdf = await signer.sign(result.pdf, bytes, signature);
+      reply.wipeAfterResponse(pdf);
+      result.frame.fill(0);
+    }
+    reply.code(200).headers({
+      'content-type': 'application/pdf',
+      'content-length': String(pdf.length),
+      'content-disposition': 'inline; filename="document.pdf"',
+    });
+    return answers.send(request, reply, pdf, pdf === result.pdf ? result.frame.length : pdf.length);
+  });
 }

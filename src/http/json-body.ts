@@ -51,12 +51,12 @@ export function registerJsonBody(app: FastifyInstance, options: BodyOptions): vo
   const parse = (
     request: FastifyRequest,
     payload: IncomingMessage,
-    done: (error: Error | null, body?: Job | HttpError) => void,
+    done: (error: Error | null, body?: Job | Error) => void,
     boundary?: Buffer,
   ) => {
     const declaredLength = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
     const room = bodies.admit(request.raw, firstBodyBytes(declaredLength, MAX_BODY_BYTES));
-    if (room instanceof Error) return done(refusalOf(room, bodyTimeoutMs), undefined);
+    if (room instanceof Error) return refuse(room);
     // Every check that can refuse the request before its body has passed: the client may send it now.
     sendContinue(request.raw);
     // A check that throws has wiped the bytes; its error goes to the error handler as any other.
@@ -72,8 +72,18 @@ export function registerJsonBody(app: FastifyInstance, options: BodyOptions): vo
           // and this body was read whole, so the connection stays open as after any other 400.
           done(null, new HttpError(check.error.status, '', {}, answer));
         },
-        (error: Error) => done(refusalOf(error, bodyTimeoutMs), undefined),
+        (error: Error) => refuse(error),
       );
+    /**
+     * A body refused for its size or for room is handed to the route as its answer, like a body the check
+     * refused: Fastify closes the connection after a parse error, and a client still sending would then get
+     * a reset instead of its 413 or 503. Node goes on reading the rest, each chunk wiped (body/receive.ts).
+     */
+    function refuse(error: Error): void {
+      const refusal = refusalOf(error, bodyTimeoutMs);
+      if (error instanceof BodyTooLargeError || error instanceof BodyRefusedError) done(null, refusal);
+      else done(refusal, undefined);
+    }
   };
   app.addContentTypeParser('application/json', (request, payload, done) => parse(request, payload, done));
   // A form is received the same way, and checked by its own parser (body/form-check.ts); its boundary was checked onRequest.
