@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MESSAGES, signatureText } from '../src/messages.js';
@@ -136,6 +136,25 @@ describe('a service with a signing identity', () => {
     assert.match(xmp, /<pdfaid:part>3</);
     assert.match(xmp, /<pdfaid:conformance>B</);
     assert.deepEqual(pdfAttachments(pdf), ['factur-x.xml']);
+  });
+
+  it('a signed Factur-X e-invoice keeps its Factur-X XMP and its one XML, after the e-invoice update', async () => {
+    const example = (name: string) => readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8');
+    const pdf = await pdfOf(
+      await generate(service, {
+        data: JSON.parse(example('einvoice.json')) as unknown,
+        template: example('einvoice.typ'),
+        typst: '0.14',
+        pdf: { einvoice: { profile: 'EN 16931' }, signature: { reason: 'Invoice issued' } },
+      }),
+    );
+    assertSignedWhole(pdf);
+    const xmp = pdfXmp(pdf);
+    assert.match(xmp, /<pdfaid:part>3</);
+    assert.match(xmp, /<fx:ConformanceLevel>EN 16931<\/fx:ConformanceLevel>/);
+    assert.deepEqual(pdfAttachments(pdf), ['factur-x.xml']);
+    // Typst's file, the e-invoice's update, then the signature's.
+    assert.equal(pdf.toString('latin1').match(/startxref/g)?.length, 3);
   });
 
   it('signs a large body whose data the server located wrongly, with the texts of the exact layout', async () => {
