@@ -26,6 +26,19 @@ const manifest = JSON.parse(readFileSync(join(CLIENT, 'package.json'), 'utf8')) 
 const CLI = join(CLIENT, manifest.bin['typst-pdf']!);
 const EXAMPLES = join(ROOT, 'examples');
 
+/** The CLI's arguments that render the letter example with its logo into `out`. */
+const letterArgs = (out: string) => [
+  'render',
+  '--template',
+  join(EXAMPLES, 'letter.typ'),
+  '--data',
+  join(EXAMPLES, 'letter.json'),
+  '--asset',
+  join(EXAMPLES, 'letterhead.svg'),
+  '--out',
+  out,
+];
+
 interface Run {
   code: number;
   stdout: string;
@@ -63,20 +76,7 @@ describe('typst-pdf command line', () => {
 
   it('renders the letter example with its logo (--asset), with URL and key from the environment, and writes a valid PDF', async () => {
     const out = join(dir, 'letter.pdf');
-    const run = await runCli(
-      [
-        'render',
-        '--template',
-        join(EXAMPLES, 'letter.typ'),
-        '--data',
-        join(EXAMPLES, 'letter.json'),
-        '--asset',
-        join(EXAMPLES, 'letterhead.svg'),
-        '--out',
-        out,
-      ],
-      { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY },
-    );
+    const run = await runCli(letterArgs(out), { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY });
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /wrote .*letter\.pdf \(\d+ bytes\)/);
     const bytes = readFileSync(out);
@@ -88,20 +88,9 @@ describe('typst-pdf command line', () => {
   });
 
   it('sends the files as files with --multipart, and gets the PDF JSON gives', async () => {
-    const args = (out: string) => [
-      'render',
-      '--template',
-      join(EXAMPLES, 'letter.typ'),
-      '--data',
-      join(EXAMPLES, 'letter.json'),
-      '--asset',
-      join(EXAMPLES, 'letterhead.svg'),
-      '--out',
-      out,
-    ];
     const env = { TYPST_PDF_URL: service.url, TYPST_PDF_API_KEY: TEST_KEY };
-    const json = await runCli(args(join(dir, 'letter-json.pdf')), env);
-    const form = await runCli([...args(join(dir, 'letter-form.pdf')), '--multipart'], env);
+    const json = await runCli(letterArgs(join(dir, 'letter-json.pdf')), env);
+    const form = await runCli([...letterArgs(join(dir, 'letter-form.pdf')), '--multipart'], env);
     assert.equal(json.code, 0, json.stderr);
     assert.equal(form.code, 0, form.stderr);
     const [a, b] = [await parsePdf(readFileSync(join(dir, 'letter-json.pdf'))), await parsePdf(readFileSync(join(dir, 'letter-form.pdf')))];

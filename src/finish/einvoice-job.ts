@@ -4,10 +4,9 @@
  * worded as the answer's bytes, with the XML's name copied from the body
  * (it is request content: it never becomes a string).
  */
-import { decodeAssetValue } from '../body/base64.js';
+import { assetContent, assetName } from '../body/asset-bytes.js';
 import { errorBody } from '../body/error-body.js';
 import { unescapeJsonString } from '../body/json-string.js';
-import { ownedBuffer } from '../retention/owned-buffer.js';
 import type { Range } from '../body/layout.js';
 import { EINVOICE_MESSAGES, einvoiceWarningsHeader } from '../messages.js';
 import type { Job } from '../render/job.js';
@@ -19,18 +18,13 @@ export type FinishedJob = { ok: true; pdf: Buffer; warnings: Buffer } | { ok: fa
 
 /** The request's asset named `name` (UTF-8 bytes), decoded; the last one of that name counts. */
 function assetNamed(job: Job, name: Buffer): Buffer | undefined {
-  for (let i = job.layout.assets.length - 1; i >= 0; i--) {
-    const asset = job.layout.assets[i]!;
-    // A form's names and files are as sent (render/engine.ts mapAssets); JSON's are escaped and base64.
-    const { form } = job.layout;
-    const candidate = form ? job.body.subarray(asset.name.start, asset.name.end) : unescapeJsonString(job.body, asset.name);
+  const { body, layout } = job;
+  for (let i = layout.assets.length - 1; i >= 0; i--) {
+    const asset = layout.assets[i]!;
+    const candidate = assetName(body, layout, asset);
     const same = candidate.equals(name);
-    if (!form) candidate.fill(0);
-    if (!same) continue;
-    if (!form) return decodeAssetValue(job.body, asset.value);
-    const value = ownedBuffer(asset.value.end - asset.value.start);
-    job.body.copy(value, 0, asset.value.start, asset.value.end);
-    return value;
+    candidate.fill(0);
+    if (same) return assetContent(body, layout, asset);
   }
   return undefined;
 }

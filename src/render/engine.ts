@@ -15,7 +15,7 @@
  * binding copies each file into the compiler, and our buffers are wiped.
  */
 import { existsSync } from 'node:fs';
-import { decodeAssetValue } from '../body/base64.js';
+import { assetContent, assetName, copyOf } from '../body/asset-bytes.js';
 import type { BodyLayout } from '../body/layout.js';
 import { unescapeJsonString } from '../body/json-string.js';
 import { type Positioning, type SentText, toFailure } from './diagnostics.js';
@@ -108,13 +108,6 @@ export interface EngineOptions {
   maxImagePixels?: number;
   /** EINVOICE_RULES: the operator's business-rule stylesheets, by profile (finish/business-rules.ts). */
   einvoiceRules?: RuleFile[];
-}
-
-/** A copy of `body[range]` in a buffer of its own, which the caller wipes. */
-function copyOf(body: Buffer, range: { start: number; end: number }): Buffer {
-  const copy = ownedBuffer(range.end - range.start);
-  body.copy(copy, 0, range.start, range.end);
-  return copy;
 }
 
 /** What the engine made of a job: the PDF and its warnings, or why the template failed (the worker words it). */
@@ -270,13 +263,9 @@ export class TypstEngine {
     const assets = new Map<string, Buffer>();
     try {
       for (const asset of layout.assets) {
-        // The path is a string the binding needs (a name, never the content); a form's names and files are as sent.
-        if (layout.form) {
-          assets.set(body.toString('utf8', asset.name.start, asset.name.end), copyOf(body, asset.value));
-          continue;
-        }
-        const name = unescapeJsonString(body, asset.name);
-        assets.set(name.toString('utf8'), decodeAssetValue(body, asset.value));
+        // The path is a string the binding needs (a name, never the content).
+        const name = assetName(body, layout, asset);
+        assets.set(name.toString('utf8'), assetContent(body, layout, asset));
         name.fill(0);
       }
       const budget = { bytes: INLINE_BUDGET_BYTES };
