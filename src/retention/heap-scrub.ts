@@ -14,7 +14,7 @@
  * done, the request lets go of its head (forgetHead).
  *
  * V8 fills the memory it frees with zeros (`--clear-free-memory`), and
- * once the server has answered and been idle for HEAP_SCRUB_AFTER_MS it
+ * once the server has answered and had no request in flight for HEAP_SCRUB_AFTER_MS it
  * collects its garbage. A request's strings stay in the young generation
  * unless the request lived through a collection of it (two move them to the
  * old generation): then the whole heap is collected, else the young
@@ -29,7 +29,7 @@ import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-/** Idle time after the last answer before the full collection: inside the promise's 300 ms, past the gaps of a steady client. */
+/** Time with no request in flight, after an answer, before the collection: well inside the promise's 300 ms. */
 const HEAP_SCRUB_AFTER_MS = 50;
 
 /** The V8 collector, as `--expose-gc` gives it. */
@@ -42,6 +42,8 @@ export class HeapScrub {
   private youngCollections = 0;
   /** A request answered since the last collection lived through a young one: its strings may be old. */
   private oldMayHoldRequests = true;
+  /** Requests received and not yet answered (or abandoned). */
+  private inFlight = 0;
 
   constructor() {
     setFlagsFromString('--clear-free-memory');
@@ -59,20 +61,28 @@ export class HeapScrub {
 
   /** When a request arrives: what afterAnswer compares with. */
   requestStarts(): number {
+    this.inFlight++;
     return this.youngCollections;
   }
 
   /**
-   * After an answer (`started`: requestStarts() at its request): the
-   * collection runs once the server has been idle for HEAP_SCRUB_AFTER_MS.
+   * After an answer (`started`: requestStarts() at its request; none for a
+   * connection that closed): the collection runs once the server has had no
+   * request in flight for HEAP_SCRUB_AFTER_MS.
    */
-  afterAnswer = (started = this.youngCollections): void => {
-    if (this.youngCollections > started) this.oldMayHoldRequests = true;
+  afterAnswer = (started?: number): void => {
+    if (started !== undefined) {
+      this.inFlight--;
+      if (this.youngCollections > started) this.oldMayHoldRequests = true;
+    }
+    if (this.inFlight > 0) return;
     if (this.timer) this.timer.refresh();
     else this.timer = setTimeout(this.collect, HEAP_SCRUB_AFTER_MS).unref();
   };
 
+  /** Runs only when no request is in flight: one arriving re-arms the timer with its answer. */
   private collect = (): void => {
+    if (this.inFlight > 0) return;
     const full = this.oldMayHoldRequests;
     this.oldMayHoldRequests = false;
     this.gc({ type: full ? 'major' : 'minor' });
