@@ -38,7 +38,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino';
 import { DEFAULT_CRASHES_PER_MINUTE, DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './config.js';
 import { identifyKey, requireKey } from './http/auth.js';
-import { PendingBodies } from './body/pending-bodies.js';
+import { PendingBodies } from './request/pending-bodies.js';
 import { clientErrorHandler, frameworkErrorHandler, refuseConnect, requireHost } from './http/client-errors.js';
 import { errorHandler, HttpError, sendError } from './http/errors.js';
 import { registerExpectations } from './http/expect.js';

@@ -15,9 +15,9 @@
  *
  * Pure data and functions, so both the server and the workers use it.
  */
-import type { JsonFault } from './body/json-scanner.js';
+import type { JsonFault } from './bytes/json-scanner.js';
 import type { TemplateFailure, Warning } from './render/job.js';
-import type { Place } from './text-position.js';
+import type { Place } from './bytes/text-position.js';
 import { EINVOICE_PROFILES, EINVOICE_STANDARDS, FACTURX_XSD_VERSION, type EinvoiceProfile } from './finish/facturx.js';
 import { ENGINE_IDS, PDF_STANDARDS, SIGNATURE_FIELDS, SIGNATURE_TEXT_CHARS, type SignatureField } from './typst-version.js';
 

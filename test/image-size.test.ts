@@ -10,10 +10,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { Base64Reader } from '../src/body/base64.js';
-import { errorBody } from '../src/body/error-body.js';
-import { BytesReader, type ByteReader, declaredSizes, oversizedImage } from '../src/body/image-size.js';
-import { checkBody } from '../src/body/json-check.js';
+import { Base64Reader } from '../src/bytes/base64.js';
+import { errorBody } from '../src/bytes/error-body.js';
+import { BytesReader, type ByteReader, declaredSizes, oversizedImage } from '../src/bytes/image-size.js';
+import { checkBody } from '../src/bytes/json-check.js';
 import { solidPng } from './support/png.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);

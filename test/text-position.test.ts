@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { bomLength, characterCount, offsetOf, placeInJsonString, placeOf } from '../src/text-position.js';
+import { bomLength, characterCount, offsetOf, placeInJsonString, placeOf } from '../src/bytes/text-position.js';
 
 /** Text made mostly of line ends and characters of every UTF-8 width. */
 const text = fc

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { isIdeographic, stringHazard, TEXT_LIMITS, type TextHazard, type TextLimits, valueHazard } from '../src/body/text-runs.js';
+import { isIdeographic, stringHazard, TEXT_LIMITS, type TextHazard, type TextLimits, valueHazard } from '../src/bytes/text-runs.js';
 
 const MARK = /^\p{M}$/u;
 const BREAK_AFTER = new Set([' ', '\t', '\n', '\r', '\u200b']);

@@ -16,7 +16,7 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { PendingBodies } from '../body/pending-bodies.js';
+import type { PendingBodies } from '../request/pending-bodies.js';
 import { MESSAGES } from '../messages.js';
 import { HttpError, sendError } from './errors.js';
 

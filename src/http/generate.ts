@@ -7,8 +7,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { giveBack, wipeBody } from '../retention/body-pool.js';
-import { checkBody } from '../body/json-check.js';
-import type { BodyLayout } from '../body/layout.js';
+import { checkBody } from '../bytes/json-check.js';
+import type { BodyLayout } from '../bytes/layout.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../render/errors.js';
 import type { Job, Outcome } from '../render/job.js';
 import { httpStatus, WORKER_STATUS } from '../render/job.js';

@@ -11,14 +11,14 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BodyChecker } from '../body/check-thread.js';
+import { BodyChecker } from '../request/check-thread.js';
 import { releaseBody } from '../retention/body-pool.js';
-import { errorBody } from '../body/error-body.js';
-import type { CheckOptions } from '../body/json-check.js';
-import { BodyRefusedError, type PendingBodies } from '../body/pending-bodies.js';
-import { formBoundary } from '../body/multipart.js';
+import { errorBody } from '../bytes/error-body.js';
+import type { CheckOptions } from '../bytes/json-check.js';
+import { BodyRefusedError, type PendingBodies } from '../request/pending-bodies.js';
+import { formBoundary } from '../request/multipart.js';
 import type { Job } from '../render/job.js';
-import { BodyIncompleteError, BodyTimeoutError, BodyTooLargeError, firstBodyBytes, receiveBody } from '../body/receive.js';
+import { BodyIncompleteError, BodyTimeoutError, BodyTooLargeError, firstBodyBytes, receiveBody } from '../request/receive.js';
 import { MAX_BODY_BYTES } from '../config.js';
 import { bodyTimeoutMessage, MESSAGES, unsupportedEncoding } from '../messages.js';
 import { PoolUnavailableError } from '../render/errors.js';

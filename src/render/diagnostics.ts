@@ -4,7 +4,7 @@
  * that never show a server path. Every place in an error is computed here.
  */
 import { DIAGNOSTIC_MESSAGES, dataPlaceInBody, fileNotFound, packageUnavailable } from '../messages.js';
-import { offsetOf, placeOf } from '../text-position.js';
+import { offsetOf, placeOf } from '../bytes/text-position.js';
 import type { TemplateFailure } from './job.js';
 
 /** A diagnostic as `NodeCompiler.fetchDiagnostics` returns it (0-based positions). */

@@ -18,7 +18,7 @@
  * its high bit set when the worker compiled with a layout of its own.
  */
 import type { Socket } from 'node:net';
-import type { BodyLayout } from '../body/layout.js';
+import type { BodyLayout } from '../bytes/layout.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import { EINVOICE_PROFILES } from '../finish/facturx.js';
 import { ENGINE_IDS, type EngineId, PDF_STANDARDS } from '../typst-version.js';

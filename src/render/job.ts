@@ -7,7 +7,7 @@
  * (frames.ts); the messages of a worker's start go over Node's IPC channel
  * (worker-start.ts: they carry no request content).
  */
-import type { BodyLayout } from '../body/layout.js';
+import type { BodyLayout } from '../bytes/layout.js';
 
 /** One compile: the request body as received and where its fields are. Whoever holds its bytes wipes them. */
 export interface Job {

@@ -10,12 +10,12 @@
 import { openSync, readSync } from 'node:fs';
 import { Socket, type SocketConstructorOpts } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { errorBody, jsonErrorBody } from '../body/error-body.js';
-import { type CheckOptions, checkBody } from '../body/json-check.js';
-import type { BodyError, BodyLayout, Range } from '../body/layout.js';
+import { errorBody, jsonErrorBody } from '../bytes/error-body.js';
+import { type CheckOptions, checkBody } from '../bytes/json-check.js';
+import type { BodyError, BodyLayout, Range } from '../bytes/layout.js';
 import { DEFAULT_MAX_IMAGE_PIXELS } from '../config.js';
 import { MESSAGES, pdfTooLargeMessage, templateMessage, textRefusedMessage, warningsHeader } from '../messages.js';
-import { stringHazard, type TextHazard, valueHazard } from '../body/text-runs.js';
+import { stringHazard, type TextHazard, valueHazard } from '../bytes/text-runs.js';
 import type { Compiled, TypstEngine } from './engine.js';
 import { frameOnRead, FrameType, readJob, writeDone, writeFailed, writeStarted, type Frame } from './frames.js';
 import { PAGE_BYTES } from './memory-watch.js';

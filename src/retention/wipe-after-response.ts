@@ -11,7 +11,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { discardBody } from '../body/receive.js';
+import { discardBody } from '../request/receive.js';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
 import { isParserScrub, scrubParserBufferOf, scrubReadBuffer } from './read-buffer-scrub.js';
 

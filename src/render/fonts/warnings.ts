@@ -13,7 +13,7 @@
 // work on bytes, and a warning names the place of the family, not the family.
 
 import { UNKNOWN_FONT } from '../../messages.js';
-import { placeOf } from '../../text-position.js';
+import { placeOf } from '../../bytes/text-position.js';
 import type { Warning } from '../job.js';
 import { ownedBuffer } from '../../retention/owned-buffer.js';
 

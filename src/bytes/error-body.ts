@@ -6,7 +6,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { BodyError } from './layout.js';
-import { utf8Width } from '../text-position.js';
+import { utf8Width } from './text-position.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 
 /** At most this many bytes of a name are quoted, cut where no escape or character is split. */

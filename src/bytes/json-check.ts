@@ -29,7 +29,7 @@ import {
 } from '../messages.js';
 import { EINVOICE_PROFILES, EINVOICE_STANDARDS, type EinvoiceProfile } from '../finish/facturx.js';
 import { nameProblem } from './asset-names.js';
-import { bomLength, firstInvalidUtf8, placeInJsonString, placeOf } from '../text-position.js';
+import { bomLength, firstInvalidUtf8, placeInJsonString, placeOf } from './text-position.js';
 import {
   ENGINE_IDS,
   ENGINE_VERSIONS,

@@ -5,8 +5,8 @@
  * points), both from 1.
  */
 
-import { hex4 } from './body/json-string.js';
-import type { Range } from './body/layout.js';
+import { hex4 } from './json-string.js';
+import type { Range } from './layout.js';
 
 /** A place in a text, both from 1. */
 export interface Place {
