@@ -36,7 +36,8 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { DEFAULT_CRASHES_PER_MINUTE, DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './config.js';
+import { DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './api-values.js';
+import { DEFAULT_CRASHES_PER_MINUTE } from './config.js';
 import { identifyKey, requireKey } from './http/auth.js';
 import { PendingBodies } from './request/pending-bodies.js';
 import { clientErrorHandler, frameworkErrorHandler, refuseConnect, requireHost } from './http/client-errors.js';

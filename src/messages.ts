@@ -15,10 +15,15 @@
  *
  * Pure data and functions, so both the server and the workers use it.
  */
-import type { JsonFault } from './bytes/json-scanner.js';
-import type { TemplateFailure, Warning } from './render/job.js';
-import type { Place } from './bytes/text-position.js';
-import { EINVOICE_PROFILES, EINVOICE_STANDARDS, FACTURX_XSD_VERSION, type EinvoiceProfile } from './finish/facturx.js';
+import {
+  EINVOICE_PROFILES,
+  EINVOICE_STANDARDS,
+  FACTURX_XSD_VERSION,
+  type EinvoiceProfile,
+  type TemplateFailure,
+  type Warning,
+  type Place,
+} from './api-values.js';
 import { ENGINE_IDS, PDF_STANDARDS, SIGNATURE_FIELDS, SIGNATURE_TEXT_CHARS, type SignatureField } from './typst-version.js';
 
 const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
@@ -105,6 +110,18 @@ export const FORM_FIELD_REFUSAL = {
   beforeName: 'Form field "',
   afterName: '" is not known: fields are "template", "data", "typst" and "pdf", and every file part is an asset under its file name',
 };
+
+/** How JSON text breaks (bytes/json-scanner.ts), as invalidJson and formDataInvalidJson quote it. */
+export const JSON_FAULTS = {
+  unterminatedString: 'unterminated string',
+  controlCharacter: 'control character in string',
+  invalidEscape: 'invalid escape',
+  invalidNumber: 'invalid number',
+  unexpectedEnd: 'unexpected end of input',
+  unexpectedCharacter: 'unexpected character',
+  trailingData: 'unexpected data after the JSON value',
+} as const;
+export type JsonFault = (typeof JSON_FAULTS)[keyof typeof JSON_FAULTS];
 
 /** Part "data" that is not a JSON object. */
 export function formDataInvalidJson(fault: JsonFault, place: Place): string {

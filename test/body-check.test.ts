@@ -14,6 +14,7 @@ import { describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
+import { DEFAULT_MAX_IMAGE_PIXELS } from '../src/api-values.js';
 import { nameProblem } from '../src/bytes/asset-names.js';
 import { base64Invalid, decodeAssetValue, decodeBase64 } from '../src/bytes/base64.js';
 import { bodyBuffer, copyIntoBody, releaseBody } from '../src/retention/body-pool.js';
@@ -21,7 +22,6 @@ import { BodyChecker } from '../src/request/check-thread.js';
 import { errorBody } from '../src/bytes/error-body.js';
 import { checkBody, type BodyCheck } from '../src/bytes/json-check.js';
 import type { BodyLayout } from '../src/bytes/layout.js';
-import { DEFAULT_MAX_IMAGE_PIXELS } from '../src/config.js';
 import { unescapeJsonString } from '../src/bytes/json-string.js';
 import { BODY_SHAPES } from './support/body-shapes.js';
 

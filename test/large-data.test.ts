@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { DEFAULT_MAX_IMAGE_PIXELS } from '../src/api-values.js';
 import { errorBody } from '../src/bytes/error-body.js';
 import { checkBody, LARGE_DATA_BYTES } from '../src/bytes/json-check.js';
-import { DEFAULT_MAX_IMAGE_PIXELS } from '../src/config.js';
 import { parsePdf } from './support/pdf.js';
 import { generate, startService, type Service } from './support/service.js';
 

@@ -12,7 +12,7 @@
  * last one counts. Every message is worded in messages.ts.
  */
 import { isUtf8 } from 'node:buffer';
-import { DEFAULT_MAX_IMAGE_PIXELS } from '../config.js';
+import { EINVOICE_PROFILES, EINVOICE_STANDARDS, type EinvoiceProfile, DEFAULT_MAX_IMAGE_PIXELS } from '../api-values.js';
 import { AssetTable } from './asset-table.js';
 import { dataEndFromBack } from './data-end.js';
 import { firstEscape, hex4, unescapeJsonString, withUnescaped } from './json-string.js';
@@ -26,8 +26,8 @@ import {
   notUtf8,
   signatureText,
   templateLoneSurrogate,
+  JSON_FAULTS,
 } from '../messages.js';
-import { EINVOICE_PROFILES, EINVOICE_STANDARDS, type EinvoiceProfile } from '../finish/facturx.js';
 import { nameProblem } from './asset-names.js';
 import { bomLength, firstInvalidUtf8, placeInJsonString, placeOf } from './text-position.js';
 import {
@@ -126,7 +126,7 @@ function parse(
   let i = skipWhitespace(body, start);
   if (body[i] !== OPEN_OBJECT) {
     const end = skipWhitespace(body, scanner.skipValue(i));
-    if (end < body.length) throw new JsonError('unexpected data after the JSON value', end);
+    if (end < body.length) throw new JsonError(JSON_FAULTS.trailingData, end);
     return { topIsObject: false, fields };
   }
   i = skipWhitespace(body, i + 1);
@@ -174,7 +174,7 @@ function parse(
     }
   }
   const end = skipWhitespace(body, i + 1);
-  if (end < body.length) throw new JsonError('unexpected data after the JSON value', end);
+  if (end < body.length) throw new JsonError(JSON_FAULTS.trailingData, end);
   return { topIsObject: true, fields };
 }
 

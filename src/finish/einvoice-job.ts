@@ -7,9 +7,8 @@
 import { assetContent, assetName } from '../bytes/asset-bytes.js';
 import { errorBody } from '../bytes/error-body.js';
 import { unescapeJsonString } from '../bytes/json-string.js';
-import type { Range } from '../bytes/layout.js';
+import type { Range, Job } from '../bytes/layout.js';
 import { EINVOICE_MESSAGES, einvoiceWarningsHeader } from '../messages.js';
-import type { Job } from '../render/job.js';
 import type { EinvoiceOptions } from '../typst-version.js';
 import { DEFAULT_XML_NAME } from './facturx.js';
 import { type EinvoiceFailure, finishEinvoice } from './einvoice.js';

@@ -9,6 +9,8 @@
  * (an onRequest hook), and while reading, for chunked bodies that have no
  * length.
  */
+import type { Job } from '../bytes/layout.js';
+import { MAX_BODY_BYTES } from '../api-values.js';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BodyChecker } from '../request/check-thread.js';
@@ -17,9 +19,7 @@ import { errorBody } from '../bytes/error-body.js';
 import type { CheckOptions } from '../bytes/json-check.js';
 import { BodyRefusedError, type PendingBodies } from '../request/pending-bodies.js';
 import { formBoundary } from '../request/multipart.js';
-import type { Job } from '../render/job.js';
 import { BodyIncompleteError, BodyTimeoutError, BodyTooLargeError, firstBodyBytes, receiveBody } from '../request/receive.js';
-import { MAX_BODY_BYTES } from '../config.js';
 import { bodyTimeoutMessage, MESSAGES, unsupportedEncoding } from '../messages.js';
 import { PoolUnavailableError } from '../render/errors.js';
 import { HttpError } from './errors.js';

@@ -3,9 +3,9 @@
  * in the template (or, for `data`, the request body) as sent, and messages
  * that never show a server path. Every place in an error is computed here.
  */
+import type { TemplateFailure } from '../api-values.js';
 import { DIAGNOSTIC_MESSAGES, dataPlaceInBody, fileNotFound, packageUnavailable } from '../messages.js';
 import { offsetOf, placeOf } from '../bytes/text-position.js';
-import type { TemplateFailure } from './job.js';
 
 /** A diagnostic as `NodeCompiler.fetchDiagnostics` returns it (0-based positions). */
 export interface RawDiagnostic {

@@ -18,6 +18,7 @@ import {
   FORM_MESSAGES,
   formDataInvalidJson,
   MESSAGES,
+  JSON_FAULTS,
 } from '../messages.js';
 import { firstInvalidUtf8, placeOf } from '../bytes/text-position.js';
 import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId } from '../typst-version.js';
@@ -55,7 +56,7 @@ function dataObject(body: Buffer, range: Range): Range | BodyCheck {
     const start = skipWhitespace(text, 0);
     const end = scanner.skipValue(start);
     const after = skipWhitespace(text, end);
-    if (after < text.length) throw new JsonError('unexpected data after the JSON value', after);
+    if (after < text.length) throw new JsonError(JSON_FAULTS.trailingData, after);
     if (text[start] !== OPEN_OBJECT) return message(BODY_MESSAGES.dataNotObject);
     if (scanner.loneSurrogate >= 0) return message(BODY_MESSAGES.dataLoneSurrogate);
     return { start: range.start + start, end: range.start + end };

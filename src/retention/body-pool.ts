@@ -16,7 +16,7 @@
  * the pool, so a pool buffer at rest holds zeros. When every pool buffer is
  * in use, a body gets a buffer of its own (ownedBuffer), as before.
  */
-import { MAX_BODY_BYTES } from '../config.js';
+import { MAX_BODY_BYTES } from '../api-values.js';
 import { ownedBuffer } from './owned-buffer.js';
 
 /** Bodies up to this size get a buffer of their own: cheap, and they make little garbage. */
