@@ -15,10 +15,10 @@
  *                 429 (http/crash-limit.ts)
  *              7. content type, encoding, declared size: 415, 413     POST /v1/pdf/generate
  *                 (http/json-body.ts requireJsonWithinLimit)
- *   body       503 past the bodies being received (body/pending-bodies.ts); then
+ *   body       503 past the bodies being received (request/pending-bodies.ts); then
  *              `100 Continue` if asked for (http/expect.ts), received into owned
  *              buffers and checked byte by byte: 400, 408, 413 (http/json-body.ts,
- *              src/body/); broken framing or a client gone mid-body stops it
+ *              src/request/, src/bytes/); broken framing or a client gone mid-body stops it
  *              (http/client-errors.ts)
  *   handler    a signature asked of a service without an identity: 400;
  *              answers held for readers at their bound: 503; the render pool:

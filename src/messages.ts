@@ -7,9 +7,9 @@
  * An error reaches the client by one of three routes, all worded here:
  *   thrown        an HttpError or a pool error, answered by http/errors.ts
  *                 (and Node's own refusals, by http/client-errors.ts);
- *   body checker  a problem found in the request's bytes (src/body/), made
+ *   body checker  a problem found in the request's bytes (src/bytes/, src/request/), made
  *                 into an answer as bytes, since it may quote the body
- *                 (body/error-body.ts);
+ *                 (bytes/error-body.ts);
  *   worker        a template that failed, a PDF over its limit: the worker
  *                 makes the answer's bytes itself (render/worker.ts).
  *
@@ -71,7 +71,7 @@ export const MESSAGES = {
   exportFailed: 'the PDF export failed',
 } as const;
 
-/** The body checker's refusals of the request's shape (body/json-check.ts), all 400. */
+/** The body checker's refusals of the request's shape (bytes/json-check.ts), all 400. */
 export const BODY_MESSAGES = {
   empty: 'Request body is empty: expected a JSON object with fields "data" and "template"',
   notAnObject: 'Request body must be a JSON object with fields "data" and "template"',
@@ -83,7 +83,7 @@ export const BODY_MESSAGES = {
   assetsNotObject: 'Field "assets" must be a JSON object mapping file names to base64 contents',
 } as const;
 
-/** A multipart form's refusals (body/multipart.ts, body/form-check.ts), all 400. */
+/** A multipart form's refusals (request/multipart.ts, request/form-check.ts), all 400. */
 export const FORM_MESSAGES = {
   noBoundary: 'Content-Type multipart/form-data must name its boundary (boundary=...)',
   badBoundary: 'The multipart boundary must be 1 to 70 printable ASCII characters',
@@ -158,7 +158,7 @@ export function tooManyAssets(maxAssets: number): string {
 /**
  * A 400 about one asset, in two parts: the asset's name goes between them,
  * as the client sent it (it is request content, so it stays bytes: see
- * body/error-body.ts). `Asset "<name>": <problem>`, or for an image whose
+ * bytes/error-body.ts). `Asset "<name>": <problem>`, or for an image whose
  * header declares more than MAX_IMAGE_PIXELS, `Asset "<name>" is an image of ...`.
  */
 export const ASSET_REFUSAL = {
@@ -168,7 +168,7 @@ export const ASSET_REFUSAL = {
     `" is an image of ${width} × ${height} pixels, over the ${maxPixels / 1e6} megapixel limit`,
 };
 
-/** Why an asset's name breaks the rules (body/asset-names.ts); the answer names the asset before it. */
+/** Why an asset's name breaks the rules (bytes/asset-names.ts); the answer names the asset before it. */
 export const ASSET_NAME_PROBLEMS = {
   empty: 'name must not be empty',
   absolute: 'name must be a relative path: it must not start with "/"',
@@ -186,7 +186,7 @@ export function assetNameTooLong(maxLength: number): string {
   return `name is longer than ${maxLength} bytes of UTF-8`;
 }
 
-/** Why an asset's value is refused (body/base64.ts); the answer names the asset before it. */
+/** Why an asset's value is refused (bytes/base64.ts); the answer names the asset before it. */
 export const ASSET_VALUE_PROBLEMS = {
   notBase64DataUrl: 'only base64 data: URLs are accepted (data:<type>;base64,...)',
   notString: 'value must be a string of base64 or a data: URL with ;base64',
@@ -211,7 +211,7 @@ export function bodyTimeoutMessage(timeoutMs: number): string {
 }
 
 /** 422 for a PDF over MAX_PDF_BYTES. */
-/** Text the engines crash on (body/text-runs.ts), in the template or in a string of `data`: 422 before any compile. */
+/** Text the engines crash on (bytes/text-runs.ts), in the template or in a string of `data`: 422 before any compile. */
 export function textRefusedMessage(hazard: 'run' | 'marks', where: 'template' | 'data'): string {
   const place = where === 'template' ? 'The template' : 'A string in "data"';
   return hazard === 'run'
@@ -291,7 +291,7 @@ export function einvoiceXmlName(problem: string): string {
 /**
  * Why an e-invoice was refused (400), made by the worker (src/finish/): each
  * message names the XML, whose name is request content, so it comes in two
- * parts the worker puts the name's bytes between (body/error-body.ts).
+ * parts the worker puts the name's bytes between (bytes/error-body.ts).
  */
 export const EINVOICE_MESSAGES = {
   noXml: { before: 'The e-invoice XML "', after: '" is neither attached by the template (pdf.attach) nor sent as an asset' },

@@ -1,5 +1,5 @@
 /**
- * The byte-level body check (src/body/) against trusted oracles, with
+ * The byte-level body check (src/bytes/) against trusted oracles, with
  * fast-check: JSON.parse (after a fatal UTF-8 decode and one BOM dropped)
  * for the verdict, the template text, `data` and the shape errors; atob and
  * Buffer.from for base64; the naming rule in plain string operations for asset names; a

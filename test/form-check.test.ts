@@ -1,5 +1,5 @@
 /**
- * The multipart form parser (src/body/multipart.ts) and the form check
+ * The multipart form parser (src/request/multipart.ts) and the form check
  * (form-check.ts) against busboy as the oracle, with fast-check: forms of
  * random boundaries, names and file names with quoted-string escapes and
  * RFC 8187 `filename*`, extra headers in any case, preambles, epilogues,

@@ -1,5 +1,5 @@
 /**
- * Image headers (src/body/image-size.ts), read before any compile: the size
+ * Image headers (src/bytes/image-size.ts), read before any compile: the size
  * of real and hand-made PNG, JPEG, GIF and WebP files; and, with fast-check,
  * that on any bytes (random, truncated, with bogus or huge lengths) the
  * reader never throws, never reads past the end, reads each byte at most

@@ -1,7 +1,7 @@
 /**
  * Large `data` through the real service: the server finds where `data`
  * ends from the back of the body and leaves its content to Typst
- * (src/body/data-end.ts); when Typst does not read it, the worker checks the
+ * (src/bytes/data-end.ts); when Typst does not read it, the worker checks the
  * body exactly. Every answer must be the one the exact check calls for.
  */
 import assert from 'node:assert/strict';

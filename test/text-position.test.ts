@@ -1,5 +1,5 @@
 /**
- * The one rule for places in text (src/text-position.ts), held to an oracle
+ * The one rule for places in text (src/bytes/text-position.ts), held to an oracle
  * built from JavaScript strings: lines split at LF, CRLF and CR, columns
  * counted in code points.
  */

@@ -1,5 +1,5 @@
 /**
- * The text pre-check (src/body/text-runs.ts) against a simple oracle: the
+ * The text pre-check (src/bytes/text-runs.ts) against a simple oracle: the
  * JSON is decoded by JSON.parse, each string is split into code points,
  * cut into runs where a line may break, and measured in UTF-8 bytes with
  * Buffer.byteLength; marks are told by a Unicode property escape. Small

@@ -10,6 +10,13 @@
  * `JSON.parse` accepts; this file finds the top-level fields and checks
  * them. As with `JSON.parse` and Typst's `json()`, of duplicate keys the
  * last one counts. Every message is worded in messages.ts.
+ *
+ * src/bytes/ holds what both processes read, and this check is one of them:
+ * the server runs it on every body (request/check-thread.ts for large ones),
+ * and a worker runs it again, exactly, on a large body whose `data` was only
+ * located (render/worker.ts). So bytes/ is the ground floor of the request's
+ * path: it imports only messages.ts, api-values.ts, typst-version.ts and
+ * retention/, never src/request/ (the server's intake) or anything above.
  */
 import { isUtf8 } from 'node:buffer';
 import { EINVOICE_PROFILES, EINVOICE_STANDARDS, type EinvoiceProfile, DEFAULT_MAX_IMAGE_PIXELS } from '../api-values.js';

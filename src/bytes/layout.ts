@@ -42,7 +42,7 @@ export interface BodyLayout {
    */
   signature?: Partial<Record<SignatureField, Range>>;
   /**
-   * `data` was located, not read (a large body: body/data-end.ts): Typst's
+   * `data` was located, not read (a large body: bytes/data-end.ts): Typst's
    * `json()` checks it, and a job that fails is checked exactly by the worker.
    */
   dataUnchecked?: boolean;

@@ -39,7 +39,7 @@ export interface Renderer {
   render(job: Job, signal?: AbortSignal): Promise<Outcome>;
 }
 
-/** The request body's schema, for the OpenAPI document (the body is checked byte by byte in src/body/). */
+/** The request body's schema, for the OpenAPI document (the body is checked byte by byte in src/bytes/json-check.ts). */
 export const generateBodySchema = {
   type: 'object',
   required: ['data', 'template'],
@@ -127,7 +127,7 @@ export const generateBodySchema = {
   },
 } as const;
 
-/** The same request as a multipart form, for the OpenAPI document (checked byte by byte in body/form-check.ts). */
+/** The same request as a multipart form, for the OpenAPI document (checked byte by byte in request/form-check.ts). */
 export const generateFormSchema = {
   type: 'object',
   required: ['data', 'template'],

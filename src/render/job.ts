@@ -37,7 +37,7 @@ export const WORKER_STATUS = {
   /** A PDF over MAX_PDF_BYTES. */
   pdfTooLarge: 422,
   /**
-   * Text the engines crash on, refused before the compile (body/text-runs.ts).
+   * Text the engines crash on, refused before the compile (bytes/text-runs.ts).
    * Answered 422; a code of its own on the pipe, so it is not counted as a PDF over its limit.
    */
   textRefused: 1422,

@@ -183,7 +183,7 @@ async function main(): Promise<void> {
 
   /**
    * Compiles the job. One whose `data` the server located but did not read
-   * (BodyLayout.dataUnchecked, body/data-end.ts) is valid JSON if Typst read
+   * (BodyLayout.dataUnchecked, bytes/data-end.ts) is valid JSON if Typst read
    * it, that is if the compile succeeded; if it failed, the body is checked
    * exactly here, and the answer is what the server would have given: the
    * check's 400, a compile with the layout the check found (the server's

@@ -59,7 +59,7 @@ export function registerWipe(app: FastifyInstance): void {
 
 /**
  * Node's HTTP server reads each connection into a buffer of its parser's and
- * copies the body out of it (wiped as received: body/receive.ts). That
+ * copies the body out of it (wiped as received: request/receive.ts). That
  * buffer, and the one of the last stream read in JavaScript, are replaced
  * by zeros after every answer and every closed connection
  * (read-buffer-scrub.ts), whatever the outcome. No listener reads the
