@@ -1,8 +1,9 @@
 /**
  * Every message the API answers with, in one table, and the few that are
  * built from a value (a time limit, a template's place, an asset's name).
- * Bodies are always `{"error": "<message>"}`. None shows a server path, and
- * none is ever logged: messages about a template or an asset quote it.
+ * Bodies are always `{"error": "<message>"}`, made by bytes/error-body.ts.
+ * None shows a server path, and none is ever logged: messages about a
+ * template or an asset quote it.
  *
  * An error reaches the client by one of three routes, all worded here:
  *   thrown        an HttpError or a pool error, answered by http/errors.ts
@@ -16,6 +17,7 @@
  * Pure data and functions, so both the server and the workers use it.
  */
 import {
+  MAX_BODY_BYTES,
   EINVOICE_PROFILES,
   EINVOICE_STANDARDS,
   FACTURX_XSD_VERSION,
@@ -30,7 +32,7 @@ const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).jo
 
 export const MESSAGES = {
   unauthorized: 'Missing or invalid API Key',
-  tooLarge: 'Payload exceeds 10MB limit',
+  tooLarge: `Payload exceeds ${MAX_BODY_BYTES / (1024 * 1024)}MB limit`,
   unsupportedMediaType: 'Content-Type must be application/json or multipart/form-data',
   rateLimited: 'Rate limit exceeded',
   crashLimited: 'Templates from this key crashed the engine too often; wait for the next window',
@@ -240,6 +242,10 @@ export function unsupportedEncoding(encoding: string): string {
 /** Typst's own messages, reworded where they would show a server path or give no clue (render/diagnostics.ts). */
 export const DIAGNOSTIC_MESSAGES = {
   none: 'compilation failed without a diagnostic',
+  /** What joins a message to Typst's hints (Typst writes `, hints: `). */
+  hints: '; hint: ',
+  /** The asset name `fileNotFound` shows when the template's own path gives none. */
+  exampleAsset: 'logo.png',
 } as const;
 
 /**
@@ -319,6 +325,16 @@ export const EINVOICE_MESSAGES = {
     before: 'The e-invoice XML "',
     after: `" breaks ${failures.length} business rule${failures.length === 1 ? '' : 's'}: ${failures.map((f) => `${f.id}: ${f.text}`).join('; ')}`,
   }),
+} as const;
+
+/** `GET /readyz`: its `status`, and why it answers 503. `GET /healthz` answers `ok`. */
+export const HEALTH_MESSAGES = {
+  alive: 'ok',
+  ready: 'ready',
+  unavailable: 'unavailable',
+  shuttingDown: 'shutting down',
+  noWorker: 'no worker is ready',
+  queueFull: 'render queue is full',
 } as const;
 
 /** `X-Einvoice-Warnings`: the business rules' warnings, `ID: text` joined by ` | `, in printable ASCII. */

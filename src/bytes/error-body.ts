@@ -1,5 +1,8 @@
 /**
- * The bytes of an error answer, `{"error": "..."}`. One that names an asset
+ * The bytes of an error answer, `{"error": "..."}`: every error body the
+ * service sends is made here (the routes' and hooks' through
+ * http/errors.ts, the raw answers of http/client-errors.ts, the metrics
+ * listener's 404, the workers' answers). One that names an asset
  * copies the name's bytes from the body (a JSON body's are valid JSON string
  * content as they stand; a form's are escaped), so the name never becomes a
  * string; the caller wipes the buffer once it is sent.

@@ -55,7 +55,7 @@ function cleanMessage(message: string, hiddenPaths: string[]): string {
   if (notFound) text = packageUnavailable(notFound[1]!);
   return text
     .replace(/,? ?you can adjust the project root with the --root argument/g, '')
-    .replace(/, hints: /g, '; hint: ')
+    .replace(/, hints: /g, DIAGNOSTIC_MESSAGES.hints)
     .trim();
 }
 
@@ -81,7 +81,7 @@ function missingFile(message: string, written: string | undefined): string | und
   if (searched === undefined) return undefined;
   const path = written ?? searched.replace(/^\//, '');
   const fromNetwork = /^[a-z][a-z0-9+.-]*:\/{0,2}/i.test(path) || path.startsWith('//');
-  return fileNotFound(path, fromNetwork ? undefined : searched.replace(/^\/+/, '') || 'logo.png');
+  return fileNotFound(path, fromNetwork ? undefined : searched.replace(/^\/+/, '') || DIAGNOSTIC_MESSAGES.exampleAsset);
 }
 
 /**
