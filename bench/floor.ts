@@ -11,8 +11,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { checkBody } from '../src/body/json-check.js';
-import type { BodyLayout } from '../src/body/layout.js';
+import { checkBody } from '../src/bytes/json-check.js';
+import type { BodyLayout } from '../src/bytes/layout.js';
 import { TypstEngine } from '../src/render/engine.js';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { createSandbox, type Sandbox } from '../src/render/sandbox.js';

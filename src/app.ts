@@ -15,10 +15,10 @@
  *                 429 (http/crash-limit.ts)
  *              7. content type, encoding, declared size: 415, 413     POST /v1/pdf/generate
  *                 (http/json-body.ts requireJsonWithinLimit)
- *   body       503 past the bodies being received (body/pending-bodies.ts); then
+ *   body       503 past the bodies being received (request/pending-bodies.ts); then
  *              `100 Continue` if asked for (http/expect.ts), received into owned
  *              buffers and checked byte by byte: 400, 408, 413 (http/json-body.ts,
- *              src/body/); broken framing or a client gone mid-body stops it
+ *              src/request/, src/bytes/); broken framing or a client gone mid-body stops it
  *              (http/client-errors.ts)
  *   handler    a signature asked of a service without an identity: 400;
  *              answers held for readers at their bound: 503; the render pool:
@@ -36,9 +36,10 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { DEFAULT_CRASHES_PER_MINUTE, DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './config.js';
+import { DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './api-values.js';
+import { DEFAULT_CRASHES_PER_MINUTE } from './config.js';
 import { identifyKey, requireKey } from './http/auth.js';
-import { PendingBodies } from './body/pending-bodies.js';
+import { PendingBodies } from './request/pending-bodies.js';
 import { clientErrorHandler, frameworkErrorHandler, refuseConnect, requireHost } from './http/client-errors.js';
 import { errorHandler, HttpError, sendError } from './http/errors.js';
 import { registerExpectations } from './http/expect.js';

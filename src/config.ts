@@ -7,8 +7,13 @@ import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId, engineOf } from './typst-version.js';
-import type { RuleFile } from './finish/business-rules.js';
-import { EINVOICE_PROFILES, type EinvoiceProfile } from './finish/facturx.js';
+import { DEFAULT_MAX_IMAGE_PIXELS, EINVOICE_PROFILES, type EinvoiceProfile } from './api-values.js';
+
+/** One business-rule stylesheet of EINVOICE_RULES and the profiles it applies to (finish/business-rules.ts runs it). */
+export interface RuleFile {
+  path: string;
+  profiles: EinvoiceProfile[];
+}
 
 export interface Config {
   /** TCP port of the API. */
@@ -80,12 +85,6 @@ export interface Config {
   /** File holding the PKCS#12 file's password. */
   signingPasswordFile: string | undefined;
 }
-
-/** The request body limit: 10 MB, counted as 10 × 1024 × 1024 bytes. */
-export const MAX_BODY_BYTES = 10 * 1024 * 1024;
-
-/** MAX_IMAGE_PIXELS unless set: 100 megapixels (a 300 dpi A4 page is 8.7). */
-export const DEFAULT_MAX_IMAGE_PIXELS = 100_000_000;
 
 /** CRASHES_PER_MINUTE unless set. */
 export const DEFAULT_CRASHES_PER_MINUTE = 5;

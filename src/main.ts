@@ -11,7 +11,7 @@ import { answerServerArgs, ServerArgsError } from './server-args.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { ProcessLimitError, setProcessLimits } from './process-limits.js';
 import { AnswerLimits } from './http/answer-limits.js';
-import { PendingBodies } from './body/pending-bodies.js';
+import { PendingBodies } from './request/pending-bodies.js';
 import { PoolUnavailableError } from './render/errors.js';
 import { KeyStore } from './http/keys.js';
 import { listenMetrics, ServiceMetrics } from './http/metrics.js';

@@ -1,31 +1,38 @@
 /**
  * Every message the API answers with, in one table, and the few that are
  * built from a value (a time limit, a template's place, an asset's name).
- * Bodies are always `{"error": "<message>"}`. None shows a server path, and
- * none is ever logged: messages about a template or an asset quote it.
+ * Bodies are always `{"error": "<message>"}`, made by bytes/error-body.ts.
+ * None shows a server path, and none is ever logged: messages about a
+ * template or an asset quote it.
  *
  * An error reaches the client by one of three routes, all worded here:
  *   thrown        an HttpError or a pool error, answered by http/errors.ts
  *                 (and Node's own refusals, by http/client-errors.ts);
- *   body checker  a problem found in the request's bytes (src/body/), made
+ *   body checker  a problem found in the request's bytes (src/bytes/, src/request/), made
  *                 into an answer as bytes, since it may quote the body
- *                 (body/error-body.ts);
+ *                 (bytes/error-body.ts);
  *   worker        a template that failed, a PDF over its limit: the worker
  *                 makes the answer's bytes itself (render/worker.ts).
  *
  * Pure data and functions, so both the server and the workers use it.
  */
-import type { JsonFault } from './body/json-scanner.js';
-import type { TemplateFailure, Warning } from './render/job.js';
-import type { Place } from './text-position.js';
-import { EINVOICE_PROFILES, EINVOICE_STANDARDS, FACTURX_XSD_VERSION, type EinvoiceProfile } from './finish/facturx.js';
+import {
+  MAX_BODY_BYTES,
+  EINVOICE_PROFILES,
+  EINVOICE_STANDARDS,
+  FACTURX_XSD_VERSION,
+  type EinvoiceProfile,
+  type TemplateFailure,
+  type Warning,
+  type Place,
+} from './api-values.js';
 import { ENGINE_IDS, PDF_STANDARDS, SIGNATURE_FIELDS, SIGNATURE_TEXT_CHARS, type SignatureField } from './typst-version.js';
 
 const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
 
 export const MESSAGES = {
   unauthorized: 'Missing or invalid API Key',
-  tooLarge: 'Payload exceeds 10MB limit',
+  tooLarge: `Payload exceeds ${MAX_BODY_BYTES / (1024 * 1024)}MB limit`,
   unsupportedMediaType: 'Content-Type must be application/json or multipart/form-data',
   rateLimited: 'Rate limit exceeded',
   crashLimited: 'Templates from this key crashed the engine too often; wait for the next window',
@@ -66,7 +73,7 @@ export const MESSAGES = {
   exportFailed: 'the PDF export failed',
 } as const;
 
-/** The body checker's refusals of the request's shape (body/json-check.ts), all 400. */
+/** The body checker's refusals of the request's shape (bytes/json-check.ts), all 400. */
 export const BODY_MESSAGES = {
   empty: 'Request body is empty: expected a JSON object with fields "data" and "template"',
   notAnObject: 'Request body must be a JSON object with fields "data" and "template"',
@@ -78,7 +85,7 @@ export const BODY_MESSAGES = {
   assetsNotObject: 'Field "assets" must be a JSON object mapping file names to base64 contents',
 } as const;
 
-/** A multipart form's refusals (body/multipart.ts, body/form-check.ts), all 400. */
+/** A multipart form's refusals (request/multipart.ts, request/form-check.ts), all 400. */
 export const FORM_MESSAGES = {
   noBoundary: 'Content-Type multipart/form-data must name its boundary (boundary=...)',
   badBoundary: 'The multipart boundary must be 1 to 70 printable ASCII characters',
@@ -105,6 +112,18 @@ export const FORM_FIELD_REFUSAL = {
   beforeName: 'Form field "',
   afterName: '" is not known: fields are "template", "data", "typst" and "pdf", and every file part is an asset under its file name',
 };
+
+/** How JSON text breaks (bytes/json-scanner.ts), as invalidJson and formDataInvalidJson quote it. */
+export const JSON_FAULTS = {
+  unterminatedString: 'unterminated string',
+  controlCharacter: 'control character in string',
+  invalidEscape: 'invalid escape',
+  invalidNumber: 'invalid number',
+  unexpectedEnd: 'unexpected end of input',
+  unexpectedCharacter: 'unexpected character',
+  trailingData: 'unexpected data after the JSON value',
+} as const;
+export type JsonFault = (typeof JSON_FAULTS)[keyof typeof JSON_FAULTS];
 
 /** Part "data" that is not a JSON object. */
 export function formDataInvalidJson(fault: JsonFault, place: Place): string {
@@ -141,7 +160,7 @@ export function tooManyAssets(maxAssets: number): string {
 /**
  * A 400 about one asset, in two parts: the asset's name goes between them,
  * as the client sent it (it is request content, so it stays bytes: see
- * body/error-body.ts). `Asset "<name>": <problem>`, or for an image whose
+ * bytes/error-body.ts). `Asset "<name>": <problem>`, or for an image whose
  * header declares more than MAX_IMAGE_PIXELS, `Asset "<name>" is an image of ...`.
  */
 export const ASSET_REFUSAL = {
@@ -151,7 +170,7 @@ export const ASSET_REFUSAL = {
     `" is an image of ${width} × ${height} pixels, over the ${maxPixels / 1e6} megapixel limit`,
 };
 
-/** Why an asset's name breaks the rules (body/asset-names.ts); the answer names the asset before it. */
+/** Why an asset's name breaks the rules (bytes/asset-names.ts); the answer names the asset before it. */
 export const ASSET_NAME_PROBLEMS = {
   empty: 'name must not be empty',
   absolute: 'name must be a relative path: it must not start with "/"',
@@ -169,7 +188,7 @@ export function assetNameTooLong(maxLength: number): string {
   return `name is longer than ${maxLength} bytes of UTF-8`;
 }
 
-/** Why an asset's value is refused (body/base64.ts); the answer names the asset before it. */
+/** Why an asset's value is refused (bytes/base64.ts); the answer names the asset before it. */
 export const ASSET_VALUE_PROBLEMS = {
   notBase64DataUrl: 'only base64 data: URLs are accepted (data:<type>;base64,...)',
   notString: 'value must be a string of base64 or a data: URL with ;base64',
@@ -194,7 +213,7 @@ export function bodyTimeoutMessage(timeoutMs: number): string {
 }
 
 /** 422 for a PDF over MAX_PDF_BYTES. */
-/** Text the engines crash on (body/text-runs.ts), in the template or in a string of `data`: 422 before any compile. */
+/** Text the engines crash on (bytes/text-runs.ts), in the template or in a string of `data`: 422 before any compile. */
 export function textRefusedMessage(hazard: 'run' | 'marks', where: 'template' | 'data'): string {
   const place = where === 'template' ? 'The template' : 'A string in "data"';
   return hazard === 'run'
@@ -223,6 +242,10 @@ export function unsupportedEncoding(encoding: string): string {
 /** Typst's own messages, reworded where they would show a server path or give no clue (render/diagnostics.ts). */
 export const DIAGNOSTIC_MESSAGES = {
   none: 'compilation failed without a diagnostic',
+  /** What joins a message to Typst's hints (Typst writes `, hints: `). */
+  hints: '; hint: ',
+  /** The asset name `fileNotFound` shows when the template's own path gives none. */
+  exampleAsset: 'logo.png',
 } as const;
 
 /**
@@ -274,7 +297,7 @@ export function einvoiceXmlName(problem: string): string {
 /**
  * Why an e-invoice was refused (400), made by the worker (src/finish/): each
  * message names the XML, whose name is request content, so it comes in two
- * parts the worker puts the name's bytes between (body/error-body.ts).
+ * parts the worker puts the name's bytes between (bytes/error-body.ts).
  */
 export const EINVOICE_MESSAGES = {
   noXml: { before: 'The e-invoice XML "', after: '" is neither attached by the template (pdf.attach) nor sent as an asset' },
@@ -302,6 +325,16 @@ export const EINVOICE_MESSAGES = {
     before: 'The e-invoice XML "',
     after: `" breaks ${failures.length} business rule${failures.length === 1 ? '' : 's'}: ${failures.map((f) => `${f.id}: ${f.text}`).join('; ')}`,
   }),
+} as const;
+
+/** `GET /readyz`: its `status`, and why it answers 503. `GET /healthz` answers `ok`. */
+export const HEALTH_MESSAGES = {
+  alive: 'ok',
+  ready: 'ready',
+  unavailable: 'unavailable',
+  shuttingDown: 'shutting down',
+  noWorker: 'no worker is ready',
+  queueFull: 'render queue is full',
 } as const;
 
 /** `X-Einvoice-Warnings`: the business rules' warnings, `ID: text` joined by ` | `, in printable ASCII. */

@@ -3,7 +3,7 @@
  * later one, and the texts a request may give a signature. Pure data: the server checks request fields against it without
  * loading a native binding (only workers do that, see render/bindings.ts).
  */
-import type { EinvoiceProfile } from './finish/facturx.js';
+import type { EinvoiceProfile } from './api-values.js';
 
 /** The engines, as a request's `typst` field names them. */
 export const ENGINE_IDS = ['0.11', '0.14'] as const;

@@ -1,5 +1,5 @@
 /**
- * The byte-level body check (src/body/) against trusted oracles, with
+ * The byte-level body check (src/bytes/) against trusted oracles, with
  * fast-check: JSON.parse (after a fatal UTF-8 decode and one BOM dropped)
  * for the verdict, the template text, `data` and the shape errors; atob and
  * Buffer.from for base64; the naming rule in plain string operations for asset names; a
@@ -14,15 +14,15 @@ import { describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
-import { nameProblem } from '../src/body/asset-names.js';
-import { base64Invalid, decodeAssetValue, decodeBase64 } from '../src/body/base64.js';
+import { DEFAULT_MAX_IMAGE_PIXELS } from '../src/api-values.js';
+import { nameProblem } from '../src/bytes/asset-names.js';
+import { base64Invalid, decodeAssetValue, decodeBase64 } from '../src/bytes/base64.js';
 import { bodyBuffer, copyIntoBody, releaseBody } from '../src/retention/body-pool.js';
-import { BodyChecker } from '../src/body/check-thread.js';
-import { errorBody } from '../src/body/error-body.js';
-import { checkBody, type BodyCheck } from '../src/body/json-check.js';
-import type { BodyLayout } from '../src/body/layout.js';
-import { DEFAULT_MAX_IMAGE_PIXELS } from '../src/config.js';
-import { unescapeJsonString } from '../src/body/json-string.js';
+import { BodyChecker } from '../src/request/check-thread.js';
+import { errorBody } from '../src/bytes/error-body.js';
+import { checkBody, type BodyCheck } from '../src/bytes/json-check.js';
+import type { BodyLayout } from '../src/bytes/layout.js';
+import { unescapeJsonString } from '../src/bytes/json-string.js';
 import { BODY_SHAPES } from './support/body-shapes.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);

@@ -1,5 +1,5 @@
 /**
- * The multipart form parser (src/body/multipart.ts) and the form check
+ * The multipart form parser (src/request/multipart.ts) and the form check
  * (form-check.ts) against busboy as the oracle, with fast-check: forms of
  * random boundaries, names and file names with quoted-string escapes and
  * RFC 8187 `filename*`, extra headers in any case, preambles, epilogues,
@@ -15,12 +15,12 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import busboy from 'busboy';
 import fc from 'fast-check';
+import { DEFAULT_MAX_IMAGE_PIXELS } from '../src/api-values.js';
 import { bodyBuffer, copyIntoBody, releaseBody } from '../src/retention/body-pool.js';
-import { BodyChecker } from '../src/body/check-thread.js';
-import { errorBody } from '../src/body/error-body.js';
-import { checkForm } from '../src/body/form-check.js';
-import { formBoundary, MAX_HEADER_BYTES, parseForm } from '../src/body/multipart.js';
-import { DEFAULT_MAX_IMAGE_PIXELS } from '../src/config.js';
+import { BodyChecker } from '../src/request/check-thread.js';
+import { errorBody } from '../src/bytes/error-body.js';
+import { checkForm } from '../src/request/form-check.js';
+import { formBoundary, MAX_HEADER_BYTES, parseForm } from '../src/request/multipart.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const runs = (n: number) => Math.max(1, Math.round(n * SCALE));

@@ -10,8 +10,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+import type { Job } from '../src/bytes/layout.js';
 import { buildApp } from '../src/app.js';
-import type { Job, Outcome } from '../src/render/job.js';
+import type { Outcome } from '../src/render/job.js';
 import { PoolUnavailableError } from '../src/render/errors.js';
 import { KeyStore } from '../src/http/keys.js';
 

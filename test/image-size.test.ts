@@ -1,5 +1,5 @@
 /**
- * Image headers (src/body/image-size.ts), read before any compile: the size
+ * Image headers (src/bytes/image-size.ts), read before any compile: the size
  * of real and hand-made PNG, JPEG, GIF and WebP files; and, with fast-check,
  * that on any bytes (random, truncated, with bogus or huge lengths) the
  * reader never throws, never reads past the end, reads each byte at most
@@ -10,10 +10,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { Base64Reader } from '../src/body/base64.js';
-import { errorBody } from '../src/body/error-body.js';
-import { BytesReader, type ByteReader, declaredSizes, oversizedImage } from '../src/body/image-size.js';
-import { checkBody } from '../src/body/json-check.js';
+import { Base64Reader } from '../src/bytes/base64.js';
+import { errorBody } from '../src/bytes/error-body.js';
+import { BytesReader, type ByteReader, declaredSizes, oversizedImage } from '../src/bytes/image-size.js';
+import { checkBody } from '../src/bytes/json-check.js';
 import { solidPng } from './support/png.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);

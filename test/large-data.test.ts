@@ -1,14 +1,14 @@
 /**
  * Large `data` through the real service: the server finds where `data`
  * ends from the back of the body and leaves its content to Typst
- * (src/body/data-end.ts); when Typst does not read it, the worker checks the
+ * (src/bytes/data-end.ts); when Typst does not read it, the worker checks the
  * body exactly. Every answer must be the one the exact check calls for.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { errorBody } from '../src/body/error-body.js';
-import { checkBody, LARGE_DATA_BYTES } from '../src/body/json-check.js';
-import { DEFAULT_MAX_IMAGE_PIXELS } from '../src/config.js';
+import { DEFAULT_MAX_IMAGE_PIXELS } from '../src/api-values.js';
+import { errorBody } from '../src/bytes/error-body.js';
+import { checkBody, LARGE_DATA_BYTES } from '../src/bytes/json-check.js';
 import { parsePdf } from './support/pdf.js';
 import { generate, startService, type Service } from './support/service.js';
 

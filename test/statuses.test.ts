@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../src/app.js';
-import { jsonErrorBody } from '../src/body/error-body.js';
+import { jsonErrorBody } from '../src/bytes/error-body.js';
 import { KeyStore } from '../src/http/keys.js';
 import {
   ASSET_NAME_PROBLEMS,

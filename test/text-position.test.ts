@@ -1,12 +1,12 @@
 /**
- * The one rule for places in text (src/text-position.ts), held to an oracle
+ * The one rule for places in text (src/bytes/text-position.ts), held to an oracle
  * built from JavaScript strings: lines split at LF, CRLF and CR, columns
  * counted in code points.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { bomLength, characterCount, offsetOf, placeInJsonString, placeOf } from '../src/text-position.js';
+import { bomLength, characterCount, offsetOf, placeInJsonString, placeOf } from '../src/bytes/text-position.js';
 
 /** Text made mostly of line ends and characters of every UTF-8 width. */
 const text = fc

@@ -1,5 +1,5 @@
 /**
- * The text pre-check (src/body/text-runs.ts) against a simple oracle: the
+ * The text pre-check (src/bytes/text-runs.ts) against a simple oracle: the
  * JSON is decoded by JSON.parse, each string is split into code points,
  * cut into runs where a line may break, and measured in UTF-8 bytes with
  * Buffer.byteLength; marks are told by a Unicode property escape. Small
@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { isIdeographic, stringHazard, TEXT_LIMITS, type TextHazard, type TextLimits, valueHazard } from '../src/body/text-runs.js';
+import { isIdeographic, stringHazard, TEXT_LIMITS, type TextHazard, type TextLimits, valueHazard } from '../src/bytes/text-runs.js';
 
 const MARK = /^\p{M}$/u;
 const BREAK_AFTER = new Set([' ', '\t', '\n', '\r', '\u200b']);

@@ -14,13 +14,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import type { EinvoiceProfile } from './facturx.js';
-
-/** One stylesheet and the profiles it applies to. */
-export interface RuleFile {
-  path: string;
-  profiles: EinvoiceProfile[];
-}
+import type { EinvoiceProfile } from '../api-values.js';
+import type { RuleFile } from '../config.js';
 
 /** A failed assert: its id (`BR-CO-10`) and text. */
 export interface RuleFailure {

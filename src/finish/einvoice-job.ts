@@ -4,12 +4,11 @@
  * worded as the answer's bytes, with the XML's name copied from the body
  * (it is request content: it never becomes a string).
  */
-import { assetContent, assetName } from '../body/asset-bytes.js';
-import { errorBody } from '../body/error-body.js';
-import { unescapeJsonString } from '../body/json-string.js';
-import type { Range } from '../body/layout.js';
+import { assetContent, assetName } from '../bytes/asset-bytes.js';
+import { errorBody } from '../bytes/error-body.js';
+import { unescapeJsonString } from '../bytes/json-string.js';
+import type { Range, Job } from '../bytes/layout.js';
 import { EINVOICE_MESSAGES, einvoiceWarningsHeader } from '../messages.js';
-import type { Job } from '../render/job.js';
 import type { EinvoiceOptions } from '../typst-version.js';
 import { DEFAULT_XML_NAME } from './facturx.js';
 import { type EinvoiceFailure, finishEinvoice } from './einvoice.js';

@@ -16,8 +16,9 @@
  * Every buffer that held the XML or the XMP is wiped before this returns.
  */
 import { deflateSync } from 'node:zlib';
+import type { EinvoiceProfile } from '../api-values.js';
 import { checkRules, hasRules, type RuleFailure } from './business-rules.js';
-import { type EinvoiceProfile, PROFILE_RULES } from './facturx.js';
+import { PROFILE_RULES } from './facturx.js';
 import { type Attachment, embeddedBytes, nameTreeEntries } from './attachments.js';
 import { appendUpdate, type UpdatedObject } from './incremental-update.js';
 import { decodeStream, readObject, readStructure, resolve } from './pdf-structure.js';

@@ -1,23 +1,15 @@
 /**
- * The Factur-X / ZUGFeRD rules the service applies: its profiles, the
- * identifier each declares in the XML, the file name and relationship of
- * the embedded XML, the XSD that checks it, and the XMP properties (with
- * their PDF/A extension schema) that name it. Pure data, no request
- * content: the server checks a request's `profile` against it too.
+ * The Factur-X / ZUGFeRD rules the service applies: for each profile
+ * (the profiles themselves are in src/api-values.ts, where the server checks
+ * a request's `profile` against them), the identifier it declares in the
+ * XML, the file name and relationship of the embedded XML, the XSD that
+ * checks it, and the XMP properties (with their PDF/A extension schema)
+ * that name it. Pure data, no request content.
  */
-
-/** The profiles, as a request's `pdf.einvoice.profile` and `fx:ConformanceLevel` name them. */
-export const EINVOICE_PROFILES = ['MINIMUM', 'BASIC WL', 'BASIC', 'EN 16931', 'EXTENDED', 'XRECHNUNG'] as const;
-export type EinvoiceProfile = (typeof EINVOICE_PROFILES)[number];
-
-/** The PDF standards an e-invoice may be written to (PDF/A-3 takes attachments); the first is the default. */
-export const EINVOICE_STANDARDS = ['a-3b', 'a-3u', 'a-3a'] as const;
+import { EINVOICE_PROFILES, type EinvoiceProfile, FACTURX_XSD_VERSION } from '../api-values.js';
 
 /** The attachment name the XML has unless the request names another. */
 export const DEFAULT_XML_NAME = 'factur-x.xml';
-
-/** The Factur-X XSDs the service checks with (schemas/factur-x/, version 1.07.3). */
-export const FACTURX_XSD_VERSION = '1.07.3';
 
 interface ProfileRules {
   /** `GuidelineSpecifiedDocumentContextParameter/ID` of the XML (XRECHNUNG: the prefix, then its version). */

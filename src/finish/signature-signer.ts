@@ -15,7 +15,7 @@
  * zero-filled once used; the signed PDF is the caller's to wipe.
  */
 import { hash, webcrypto } from 'node:crypto';
-import type { BodyLayout } from '../body/layout.js';
+import type { BodyLayout } from '../bytes/layout.js';
 import { SIGNATURE_FIELDS } from '../typst-version.js';
 import { CmsSigner } from './signature-cms.js';
 import type { SigningIdentity } from './signature-identity.js';

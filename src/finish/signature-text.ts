@@ -4,8 +4,8 @@
  * JavaScript string: printable ASCII as a literal `(...)` (with `(`, `)` and
  * `\` escaped), anything else as UTF-16BE with its byte order mark, in hex.
  */
-import type { Range } from '../body/layout.js';
-import { unescapeJsonString } from '../body/json-string.js';
+import type { Range } from '../bytes/layout.js';
+import { unescapeJsonString } from '../bytes/json-string.js';
 
 const HEX = Buffer.from('0123456789ABCDEF');
 

@@ -17,7 +17,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type EinvoiceProfile, EINVOICE_PROFILES, PROFILE_RULES, profileOfGuideline } from './facturx.js';
+import { type EinvoiceProfile, EINVOICE_PROFILES } from '../api-values.js';
+import { PROFILE_RULES, profileOfGuideline } from './facturx.js';
 
 type LibXml2 = typeof import('libxml2-wasm');
 type Validator = InstanceType<LibXml2['XsdValidator']>;

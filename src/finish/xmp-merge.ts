@@ -9,8 +9,9 @@
  * Works on bytes, by the markers Typst's XMP writer emits, so the title and
  * the other content of the packet never become JavaScript strings.
  */
+import type { EinvoiceProfile } from '../api-values.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
-import { type EinvoiceProfile, extensionDescription, FX_NAMESPACE, fxDescription, fxSchemaEntry } from './facturx.js';
+import { extensionDescription, FX_NAMESPACE, fxDescription, fxSchemaEntry } from './facturx.js';
 
 class XmpError extends Error {
   override name = 'XmpError';

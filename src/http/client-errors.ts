@@ -16,7 +16,8 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { PendingBodies } from '../body/pending-bodies.js';
+import type { PendingBodies } from '../request/pending-bodies.js';
+import { jsonErrorBody } from '../bytes/error-body.js';
 import { MESSAGES } from '../messages.js';
 import { HttpError, sendError } from './errors.js';
 
@@ -98,12 +99,12 @@ function answerRaw(error: ClientError, socket: Socket): void {
 }
 
 /** An error answer as the bytes of an HTTP/1.1 response that closes its connection. */
-function rawAnswer(status: number, message: string): string {
-  const body = JSON.stringify({ error: message });
-  return (
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-    `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`
-  );
+function rawAnswer(status: number, message: string): Buffer {
+  const body = jsonErrorBody(message);
+  const head =
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${body.length}\r\n` +
+    'Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n';
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
 }
 
 /**

@@ -8,6 +8,7 @@
  * here; it is sent as it is and wiped once sent.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { jsonErrorBody } from '../bytes/error-body.js';
 import { MESSAGES, timeoutMessage } from '../messages.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError, type UnavailableReason } from '../render/errors.js';
 
@@ -61,7 +62,7 @@ function toHttpError(error: unknown, compileTimeoutMs: number): HttpError {
 
 export function sendError(reply: FastifyReply, error: HttpError): FastifyReply {
   reply.code(error.statusCode).headers(error.headers).type('application/json; charset=utf-8');
-  if (!error.body) return reply.send({ error: error.message });
+  if (!error.body) return reply.send(jsonErrorBody(error.message));
   reply.wipeAfterResponse(error.body);
   return reply.send(error.body);
 }

@@ -6,11 +6,12 @@
  * the response is sent.
  */
 import type { FastifyInstance } from 'fastify';
+import { EINVOICE_PROFILES } from '../api-values.js';
 import { giveBack, wipeBody } from '../retention/body-pool.js';
-import { checkBody } from '../body/json-check.js';
-import type { BodyLayout } from '../body/layout.js';
+import { checkBody } from '../bytes/json-check.js';
+import type { BodyLayout, Job } from '../bytes/layout.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../render/errors.js';
-import type { Job, Outcome } from '../render/job.js';
+import type { Outcome } from '../render/job.js';
 import { httpStatus, WORKER_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
 import type { CrashLimit } from './crash-limit.js';
@@ -27,7 +28,6 @@ import {
   SIGNATURE_TEXT_CHARS,
   type SignatureField,
 } from '../typst-version.js';
-import { EINVOICE_PROFILES } from '../finish/facturx.js';
 
 const SIGNATURE_FIELD_MEANINGS: Record<SignatureField, string> = {
   reason: "Why the document is signed (the signature's /Reason).",
@@ -39,7 +39,7 @@ export interface Renderer {
   render(job: Job, signal?: AbortSignal): Promise<Outcome>;
 }
 
-/** The request body's schema, for the OpenAPI document (the body is checked byte by byte in src/body/). */
+/** The request body's schema, for the OpenAPI document (the body is checked byte by byte in src/bytes/json-check.ts). */
 export const generateBodySchema = {
   type: 'object',
   required: ['data', 'template'],
@@ -127,7 +127,7 @@ export const generateBodySchema = {
   },
 } as const;
 
-/** The same request as a multipart form, for the OpenAPI document (checked byte by byte in body/form-check.ts). */
+/** The same request as a multipart form, for the OpenAPI document (checked byte by byte in request/form-check.ts). */
 export const generateFormSchema = {
   type: 'object',
   required: ['data', 'template'],

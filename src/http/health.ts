@@ -3,6 +3,7 @@
  * neither touches the compiler.
  */
 import type { FastifyInstance } from 'fastify';
+import { HEALTH_MESSAGES } from '../messages.js';
 import type { PoolStats } from '../render/pool.js';
 import type { RateLimitHealth } from './rate-limit-counter.js';
 
@@ -17,15 +18,15 @@ export interface HealthSource {
 }
 
 export function healthRoutes(app: FastifyInstance, source: HealthSource): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/healthz', async () => ({ status: HEALTH_MESSAGES.alive }));
 
   app.get('/readyz', async (_request, reply) => {
     const stats = { ...source.stats(), ...(source.rateLimit ? { rateLimit: source.rateLimit() } : {}), signing: source.signing ?? false };
     let reason: string | undefined;
-    if (source.closing()) reason = 'shutting down';
-    else if (stats.ready === 0) reason = 'no worker is ready';
-    else if (stats.queued >= stats.queueLimit && stats.busy === stats.ready) reason = 'render queue is full';
-    if (reason) return reply.code(503).send({ status: 'unavailable', reason, ...stats });
-    return { status: 'ready', ...stats };
+    if (source.closing()) reason = HEALTH_MESSAGES.shuttingDown;
+    else if (stats.ready === 0) reason = HEALTH_MESSAGES.noWorker;
+    else if (stats.queued >= stats.queueLimit && stats.busy === stats.ready) reason = HEALTH_MESSAGES.queueFull;
+    if (reason) return reply.code(503).send({ status: HEALTH_MESSAGES.unavailable, reason, ...stats });
+    return { status: HEALTH_MESSAGES.ready, ...stats };
   });
 }

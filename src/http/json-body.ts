@@ -1,7 +1,7 @@
 /**
  * The request bodies the API accepts: JSON, UTF-8, or a multipart form
- * (body/form-check.ts), at most 10 MB, read
- * into a buffer the service owns and checked byte by byte (src/body/): it
+ * (request/form-check.ts), at most 10 MB, read
+ * into a buffer the service owns and checked byte by byte (bytes/json-check.ts): it
  * never becomes a JavaScript string or object here, and it is wiped once
  * the response is sent.
  *
@@ -9,17 +9,17 @@
  * (an onRequest hook), and while reading, for chunked bodies that have no
  * length.
  */
+import type { Job } from '../bytes/layout.js';
+import { MAX_BODY_BYTES } from '../api-values.js';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BodyChecker } from '../body/check-thread.js';
+import { BodyChecker } from '../request/check-thread.js';
 import { releaseBody } from '../retention/body-pool.js';
-import { errorBody } from '../body/error-body.js';
-import type { CheckOptions } from '../body/json-check.js';
-import { BodyRefusedError, type PendingBodies } from '../body/pending-bodies.js';
-import { formBoundary } from '../body/multipart.js';
-import type { Job } from '../render/job.js';
-import { BodyIncompleteError, BodyTimeoutError, BodyTooLargeError, firstBodyBytes, receiveBody } from '../body/receive.js';
-import { MAX_BODY_BYTES } from '../config.js';
+import { errorBody } from '../bytes/error-body.js';
+import type { CheckOptions } from '../bytes/json-check.js';
+import { BodyRefusedError, type PendingBodies } from '../request/pending-bodies.js';
+import { formBoundary } from '../request/multipart.js';
+import { BodyIncompleteError, BodyTimeoutError, BodyTooLargeError, firstBodyBytes, receiveBody } from '../request/receive.js';
 import { bodyTimeoutMessage, MESSAGES, unsupportedEncoding } from '../messages.js';
 import { PoolUnavailableError } from '../render/errors.js';
 import { HttpError } from './errors.js';
@@ -77,7 +77,7 @@ export function registerJsonBody(app: FastifyInstance, options: BodyOptions): vo
     /**
      * A body refused for its size or for room is handed to the route as its answer, like a body the check
      * refused: Fastify closes the connection after a parse error, and a client still sending would then get
-     * a reset instead of its 413 or 503. Node goes on reading the rest, each chunk wiped (body/receive.ts).
+     * a reset instead of its 413 or 503. Node goes on reading the rest, each chunk wiped (request/receive.ts).
      */
     function refuse(error: Error): void {
       const refusal = refusalOf(error, bodyTimeoutMs);
@@ -86,7 +86,7 @@ export function registerJsonBody(app: FastifyInstance, options: BodyOptions): vo
     }
   };
   app.addContentTypeParser('application/json', (request, payload, done) => parse(request, payload, done));
-  // A form is received the same way, and checked by its own parser (body/form-check.ts); its boundary was checked onRequest.
+  // A form is received the same way, and checked by its own parser (request/form-check.ts); its boundary was checked onRequest.
   app.addContentTypeParser('multipart/form-data', (request, payload, done) =>
     parse(request, payload, done, formBoundary(request.headers['content-type'] ?? '') as Buffer),
   );

@@ -9,6 +9,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { jsonErrorBody } from '../bytes/error-body.js';
 import { MESSAGES } from '../messages.js';
 import type { AnswerLimits } from './answer-limits.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -191,7 +192,7 @@ export function registerMetrics(app: FastifyInstance, metrics: ServiceMetrics, o
 export async function listenMetrics(metrics: ServiceMetrics, port: number, host: string): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || (request.url ?? '').split('?')[0] !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: MESSAGES.notFound }));
+      response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end(jsonErrorBody(MESSAGES.notFound));
       return;
     }
     metrics.text().then(

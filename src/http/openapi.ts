@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 document of the API, served at GET /v1/openapi.json.
  * The request body schema (generate.ts) describes what the generate route
  * accepts; the route itself checks the body with its own byte-level checker
- * (src/body/json-check.ts), not with this schema. Statuses, messages and
+ * (src/bytes/json-check.ts), not with this schema. Statuses, messages and
  * headers follow http/errors.ts and the hooks.
  */
 import type { FastifyInstance } from 'fastify';

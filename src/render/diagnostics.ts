@@ -3,9 +3,9 @@
  * in the template (or, for `data`, the request body) as sent, and messages
  * that never show a server path. Every place in an error is computed here.
  */
+import type { TemplateFailure } from '../api-values.js';
 import { DIAGNOSTIC_MESSAGES, dataPlaceInBody, fileNotFound, packageUnavailable } from '../messages.js';
-import { offsetOf, placeOf } from '../text-position.js';
-import type { TemplateFailure } from './job.js';
+import { offsetOf, placeOf } from '../bytes/text-position.js';
 
 /** A diagnostic as `NodeCompiler.fetchDiagnostics` returns it (0-based positions). */
 export interface RawDiagnostic {
@@ -55,7 +55,7 @@ function cleanMessage(message: string, hiddenPaths: string[]): string {
   if (notFound) text = packageUnavailable(notFound[1]!);
   return text
     .replace(/,? ?you can adjust the project root with the --root argument/g, '')
-    .replace(/, hints: /g, '; hint: ')
+    .replace(/, hints: /g, DIAGNOSTIC_MESSAGES.hints)
     .trim();
 }
 
@@ -81,7 +81,7 @@ function missingFile(message: string, written: string | undefined): string | und
   if (searched === undefined) return undefined;
   const path = written ?? searched.replace(/^\//, '');
   const fromNetwork = /^[a-z][a-z0-9+.-]*:\/{0,2}/i.test(path) || path.startsWith('//');
-  return fileNotFound(path, fromNetwork ? undefined : searched.replace(/^\/+/, '') || 'logo.png');
+  return fileNotFound(path, fromNetwork ? undefined : searched.replace(/^\/+/, '') || DIAGNOSTIC_MESSAGES.exampleAsset);
 }
 
 /**

@@ -15,20 +15,20 @@
  * binding copies each file into the compiler, and our buffers are wiped.
  */
 import { existsSync } from 'node:fs';
-import { assetContent, assetName, copyOf } from '../body/asset-bytes.js';
-import type { BodyLayout } from '../body/layout.js';
-import { unescapeJsonString } from '../body/json-string.js';
+import type { RuleFile } from '../config.js';
+import type { TemplateFailure, Warning } from '../api-values.js';
+import { assetContent, assetName, copyOf } from '../bytes/asset-bytes.js';
+import type { BodyLayout, Job } from '../bytes/layout.js';
+import { unescapeJsonString } from '../bytes/json-string.js';
 import { type Positioning, type SentText, toFailure } from './diagnostics.js';
 import { FamilyNames, unknownFontWarnings } from './fonts/warnings.js';
-import { bomLength } from '../text-position.js';
+import { bomLength } from '../bytes/text-position.js';
 import { INLINE_BUDGET_BYTES, inlineLinkedAssets, isSvg } from './svg-links.js';
 import type { FontCatalog } from './fonts/types.js';
-import type { TemplateFailure, Warning, Job } from './job.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import { type Binding, bindingOf, type Compiler, type CompilerArgs, exportRefusal } from './bindings.js';
 import type { EngineId } from '../typst-version.js';
-import type { RuleFile } from '../finish/business-rules.js';
 
 /**
  * The service's own files. Their names start with `~`, which no asset name

@@ -18,11 +18,10 @@
  * its high bit set when the worker compiled with a layout of its own.
  */
 import type { Socket } from 'node:net';
-import type { BodyLayout } from '../body/layout.js';
+import { EINVOICE_PROFILES } from '../api-values.js';
+import type { BodyLayout, Job } from '../bytes/layout.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
-import { EINVOICE_PROFILES } from '../finish/facturx.js';
 import { ENGINE_IDS, type EngineId, PDF_STANDARDS } from '../typst-version.js';
-import type { Job } from './job.js';
 
 export const FrameType = { Job: 1, Started: 2, Done: 3, Failed: 4 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];

@@ -10,7 +10,7 @@
  * attribute values, which needs no XML parser, and base64 is encoded into
  * a buffer the caller wipes.
  */
-import { base64Length, encodeBase64Into } from '../body/base64.js';
+import { base64Length, encodeBase64Into } from '../bytes/base64.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 
 const MEDIA_TYPES: Record<string, string> = {

@@ -10,16 +10,16 @@
 import { openSync, readSync } from 'node:fs';
 import { Socket, type SocketConstructorOpts } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { errorBody, jsonErrorBody } from '../body/error-body.js';
-import { type CheckOptions, checkBody } from '../body/json-check.js';
-import type { BodyError, BodyLayout, Range } from '../body/layout.js';
-import { DEFAULT_MAX_IMAGE_PIXELS } from '../config.js';
+import { DEFAULT_MAX_IMAGE_PIXELS } from '../api-values.js';
+import { errorBody, jsonErrorBody } from '../bytes/error-body.js';
+import { type CheckOptions, checkBody } from '../bytes/json-check.js';
+import type { BodyError, BodyLayout, Range, Job } from '../bytes/layout.js';
 import { MESSAGES, pdfTooLargeMessage, templateMessage, textRefusedMessage, warningsHeader } from '../messages.js';
-import { stringHazard, type TextHazard, valueHazard } from '../body/text-runs.js';
+import { stringHazard, type TextHazard, valueHazard } from '../bytes/text-runs.js';
 import type { Compiled, TypstEngine } from './engine.js';
 import { frameOnRead, FrameType, readJob, writeDone, writeFailed, writeStarted, type Frame } from './frames.js';
 import { PAGE_BYTES } from './memory-watch.js';
-import { WORKER_STATUS, type Job } from './job.js';
+import { WORKER_STATUS } from './job.js';
 import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId } from '../typst-version.js';
 import { receiveOptions, type StartReport } from './worker-start.js';
 import { loadRules } from '../finish/business-rules.js';
@@ -183,7 +183,7 @@ async function main(): Promise<void> {
 
   /**
    * Compiles the job. One whose `data` the server located but did not read
-   * (BodyLayout.dataUnchecked, body/data-end.ts) is valid JSON if Typst read
+   * (BodyLayout.dataUnchecked, bytes/data-end.ts) is valid JSON if Typst read
    * it, that is if the compile succeeded; if it failed, the body is checked
    * exactly here, and the answer is what the server would have given: the
    * check's 400, a compile with the layout the check found (the server's

@@ -6,7 +6,7 @@
  * whole heap) every few large requests.
  *
  * Pool buffers are SharedArrayBuffers, so that the checking thread reads a
- * body where it is (body/check-thread.ts) instead of the buffer being moved
+ * body where it is (request/check-thread.ts) instead of the buffer being moved
  * there and back: each move made a new ArrayBuffer object of 10 MiB on
  * both sides, which V8 counts as new external memory, and that alone
  * brought a full collection per large request in each thread.
@@ -16,7 +16,7 @@
  * the pool, so a pool buffer at rest holds zeros. When every pool buffer is
  * in use, a body gets a buffer of its own (ownedBuffer), as before.
  */
-import { MAX_BODY_BYTES } from '../config.js';
+import { MAX_BODY_BYTES } from '../api-values.js';
 import { ownedBuffer } from './owned-buffer.js';
 
 /** Bodies up to this size get a buffer of their own: cheap, and they make little garbage. */

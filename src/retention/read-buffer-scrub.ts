@@ -12,7 +12,7 @@
  * - Client connections, which Node's HTTP parser reads itself, into one
  *   buffer of 64 KiB that it keeps for every connection (no copy is made
  *   of what it reads but the body's chunks, which are wiped as received:
- *   body/receive.ts). A connection of our own to the HTTP server sends it
+ *   request/receive.ts). A connection of our own to the HTTP server sends it
  *   more than 64 KiB of zeros: the parser reads them into that buffer,
  *   finds no request in them and closes the connection, answering 400 to
  *   no one but us (nothing is logged of it: http/client-errors.ts).

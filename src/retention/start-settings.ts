@@ -14,7 +14,7 @@ import { freedMemoryFill, startedWithFill } from './freed-memory-fill.js';
 /**
  * Node's HTTP parser hands a body over as chunks that are each a new buffer
  * (about 9 MB of them for a 9 MB body; they are wiped as received, see
- * body/receive.ts). V8 counts that memory against the old generation's
+ * request/receive.ts). V8 counts that memory against the old generation's
  * limit, which for the server's heap of about 15 MB it keeps near 20 MB: so
  * nearly every large request started a full collection of the whole heap,
  * 10 to 15 ms of CPU. With room for 64 MiB one comes every five or so large

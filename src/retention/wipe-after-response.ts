@@ -10,8 +10,8 @@
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { discardBody } from '../body/receive.js';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
 import { isParserScrub, scrubParserBufferOf, scrubReadBuffer } from './read-buffer-scrub.js';
 
@@ -28,6 +28,12 @@ function wipeAll(reply: FastifyReply): void {
   const buffers = pending.get(reply.raw);
   if (Array.isArray(buffers)) for (const buffer of buffers) buffer.fill(0);
   pending.set(reply.raw, 'done');
+}
+
+/** Zero-fills every chunk still to come: for bodies that are answered without being read, or refused part-way (request/receive.ts). */
+export function discardBody(stream: Readable): void {
+  stream.on('data', (chunk: Buffer) => chunk.fill(0));
+  stream.resume();
 }
 
 export function registerWipe(app: FastifyInstance): void {
@@ -53,7 +59,7 @@ export function registerWipe(app: FastifyInstance): void {
 
 /**
  * Node's HTTP server reads each connection into a buffer of its parser's and
- * copies the body out of it (wiped as received: body/receive.ts). That
+ * copies the body out of it (wiped as received: request/receive.ts). That
  * buffer, and the one of the last stream read in JavaScript, are replaced
  * by zeros after every answer and every closed connection
  * (read-buffer-scrub.ts), whatever the outcome. No listener reads the

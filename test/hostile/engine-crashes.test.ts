@@ -1,6 +1,6 @@
 /**
  * Templates that crash the Typst engines, against the real service. Text
- * the pre-check knows (body/text-runs.ts) is refused with 422 before any
+ * the pre-check knows (bytes/text-runs.ts) is refused with 422 before any
  * compile, the worker untouched; every other crash is a 500 with the one
  * internal message and a replaced worker; while each is answered, another
  * key's request is served. A key whose requests crash the engine more than

@@ -72,7 +72,7 @@ export const BODY_SHAPES: BodyShape[] = [
     make: (n) =>
       Buffer.from(`{"data":{"a":${'['.repeat(Math.floor((n - 40) / 2))}${']'.repeat(Math.floor((n - 40) / 2))}},"template":"x"}`),
   },
-  // The members after a large `data` are walked backward (src/body/data-end.ts): quotes, backslashes, many members.
+  // The members after a large `data` are walked backward (src/bytes/data-end.ts): quotes, backslashes, many members.
   // The template is one line comment, so that Typst has nothing to typeset.
   {
     name: 'escaped quotes in a template after data (\\")',

@@ -12,9 +12,9 @@
 // docs/retention.md, zero data retention), so the scan and the comparison
 // work on bytes, and a warning names the place of the family, not the family.
 
+import type { Warning } from '../../api-values.js';
 import { UNKNOWN_FONT } from '../../messages.js';
-import { placeOf } from '../../text-position.js';
-import type { Warning } from '../job.js';
+import { placeOf } from '../../bytes/text-position.js';
 import { ownedBuffer } from '../../retention/owned-buffer.js';
 
 const FONT = Buffer.from('font');

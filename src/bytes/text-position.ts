@@ -5,14 +5,9 @@
  * points), both from 1.
  */
 
-import { hex4 } from './body/json-string.js';
-import type { Range } from './body/layout.js';
-
-/** A place in a text, both from 1. */
-export interface Place {
-  line: number;
-  column: number;
-}
+import type { Place } from '../api-values.js';
+import { hex4 } from './json-string.js';
+import type { Range } from './layout.js';
 
 const LF = 0x0a;
 const CR = 0x0d;

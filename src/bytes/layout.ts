@@ -1,8 +1,8 @@
 /**
  * What the body check finds in a request's bytes: where each field is, as
- * byte ranges of the body, or why the body is refused. Types only, shared by
- * the checker's files (src/body/) and the render side that reads the body
- * by these ranges.
+ * byte ranges of the body, or why the body is refused; and the `Job`, a
+ * body with its layout. Types only, shared by the checker's files (here and
+ * in src/request/) and the render side that reads the body by these ranges.
  */
 import type { EngineId, PdfOptions, SignatureField } from '../typst-version.js';
 
@@ -42,7 +42,7 @@ export interface BodyLayout {
    */
   signature?: Partial<Record<SignatureField, Range>>;
   /**
-   * `data` was located, not read (a large body: body/data-end.ts): Typst's
+   * `data` was located, not read (a large body: bytes/data-end.ts): Typst's
    * `json()` checks it, and a job that fails is checked exactly by the worker.
    */
   dataUnchecked?: boolean;
@@ -52,6 +52,12 @@ export interface BodyLayout {
    * escapes, no base64).
    */
   form?: boolean;
+}
+
+/** One compile: the request body as received and where its fields are. Whoever holds its bytes wipes them. */
+export interface Job {
+  body: Buffer;
+  layout: BodyLayout;
 }
 
 /**

@@ -13,7 +13,7 @@
 import type { Range } from './layout.js';
 import { withUnescaped } from './json-string.js';
 import { ASSET_VALUE_PROBLEMS, invalidBase64 } from '../messages.js';
-import { characterCount } from '../text-position.js';
+import { characterCount } from './text-position.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 
 const EQUALS = 0x3d;

@@ -1,12 +1,15 @@
 /**
- * The bytes of an error answer, `{"error": "..."}`. One that names an asset
+ * The bytes of an error answer, `{"error": "..."}`: every error body the
+ * service sends is made here (the routes' and hooks' through
+ * http/errors.ts, the raw answers of http/client-errors.ts, the metrics
+ * listener's 404, the workers' answers). One that names an asset
  * copies the name's bytes from the body (a JSON body's are valid JSON string
  * content as they stand; a form's are escaped), so the name never becomes a
  * string; the caller wipes the buffer once it is sent.
  */
 import { isUtf8 } from 'node:buffer';
 import type { BodyError } from './layout.js';
-import { utf8Width } from '../text-position.js';
+import { utf8Width } from './text-position.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 
 /** At most this many bytes of a name are quoted, cut where no escape or character is split. */

@@ -12,6 +12,7 @@
  * test/body-check.test.ts hold it to that), with no limit on nesting (an
  * explicit stack, no recursion).
  */
+import { JSON_FAULTS, type JsonFault } from '../messages.js';
 import { hex4 } from './json-string.js';
 import type { Kind, Range } from './layout.js';
 
@@ -24,7 +25,7 @@ export const CLOSE_ARRAY = 0x5d;
 export const COMMA = 0x2c;
 export const COLON = 0x3a;
 
-/** Where the JSON text breaks, and how (the words go into the 400: see messages.ts, invalidJson). */
+/** Where the JSON text breaks, and how (the words are messages.ts's JSON_FAULTS; they go into the 400: invalidJson). */
 export class JsonError extends Error {
   constructor(
     readonly what: JsonFault,
@@ -33,15 +34,6 @@ export class JsonError extends Error {
     super(what);
   }
 }
-
-export type JsonFault =
-  | 'unterminated string'
-  | 'control character in string'
-  | 'invalid escape'
-  | 'invalid number'
-  | 'unexpected end of input'
-  | 'unexpected character'
-  | 'unexpected data after the JSON value';
 
 /** Bytes that end the plain run of a string: the quote, the backslash, and control characters. */
 const STRING_STOP = new Uint8Array(256);
@@ -57,7 +49,7 @@ const stops = (x: number) => {
 };
 
 export const fault = (body: Uint8Array, i: number) =>
-  new JsonError(i >= body.length ? 'unexpected end of input' : 'unexpected character', i);
+  new JsonError(i >= body.length ? JSON_FAULTS.unexpectedEnd : JSON_FAULTS.unexpectedCharacter, i);
 
 /** A JSON number at `at`: returns the index after it. */
 function scanNumber(body: Uint8Array, at: number): number {
@@ -69,10 +61,10 @@ function scanNumber(body: Uint8Array, at: number): number {
   else if (i < length && b >= 0x31 && b <= 0x39) {
     do b = body[++i]!;
     while (i < length && b >= 0x30 && b <= 0x39);
-  } else throw new JsonError('invalid number', i);
+  } else throw new JsonError(JSON_FAULTS.invalidNumber, i);
   if (body[i] === 0x2e) {
     b = body[++i]!;
-    if (!(i < length && b >= 0x30 && b <= 0x39)) throw new JsonError('invalid number', i);
+    if (!(i < length && b >= 0x30 && b <= 0x39)) throw new JsonError(JSON_FAULTS.invalidNumber, i);
     do b = body[++i]!;
     while (i < length && b >= 0x30 && b <= 0x39);
   }
@@ -80,7 +72,7 @@ function scanNumber(body: Uint8Array, at: number): number {
   if (i < length && (b === 0x65 || b === 0x45)) {
     b = body[++i]!;
     if (b === 0x2b || b === 0x2d) b = body[++i]!;
-    if (!(i < length && b >= 0x30 && b <= 0x39)) throw new JsonError('invalid number', i);
+    if (!(i < length && b >= 0x30 && b <= 0x39)) throw new JsonError(JSON_FAULTS.invalidNumber, i);
     do b = body[++i]!;
     while (i < length && b >= 0x30 && b <= 0x39);
   }
@@ -178,10 +170,10 @@ export class JsonScanner {
         i = (w << 2) - wordBase;
         while (i < length && STRING_STOP[body[i]!] === 0) i++;
       }
-      if (i >= length) throw new JsonError('unterminated string', length);
+      if (i >= length) throw new JsonError(JSON_FAULTS.unterminatedString, length);
       const b = body[i]!;
       if (b === QUOTE) return i + 1;
-      if (b < 0x20) throw new JsonError('control character in string', i);
+      if (b < 0x20) throw new JsonError(JSON_FAULTS.controlCharacter, i);
       switch (body[i + 1]) {
         case 0x22:
         case 0x5c:
@@ -195,12 +187,12 @@ export class JsonScanner {
           continue;
         case 0x75: {
           const taken = this.unicodeEscape(i);
-          if (taken < 0) throw new JsonError('invalid escape', i);
+          if (taken < 0) throw new JsonError(JSON_FAULTS.invalidEscape, i);
           i += taken;
           continue;
         }
         default:
-          throw new JsonError(i + 1 >= length ? 'unterminated string' : 'invalid escape', i);
+          throw new JsonError(i + 1 >= length ? JSON_FAULTS.unterminatedString : JSON_FAULTS.invalidEscape, i);
       }
     }
   }

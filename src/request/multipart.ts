@@ -21,7 +21,7 @@
  * part's headers are read once and are at most MAX_HEADER_BYTES long.
  */
 import { FORM_MESSAGES } from '../messages.js';
-import type { Range } from './layout.js';
+import type { Range } from '../bytes/layout.js';
 
 /** One part: its `name`, its file name if it has one, and its content. */
 export interface FormPart {

@@ -17,6 +17,7 @@
  */
 import type { Readable } from 'node:stream';
 import { bodyBuffer, copyIntoBody, releaseBody } from '../retention/body-pool.js';
+import { discardBody } from '../retention/wipe-after-response.js';
 import { BodyRefusedError, type Room } from './pending-bodies.js';
 
 export class BodyTooLargeError extends Error {
@@ -38,12 +39,6 @@ const FIRST_CHUNKED_BYTES = 64 * 1024;
 /** The buffer a body starts in: its declared length, or a first slice of the limit for a chunked one. */
 export function firstBodyBytes(declaredLength: number | undefined, limit: number): number {
   return declaredLength ?? Math.min(FIRST_CHUNKED_BYTES, limit);
-}
-
-/** Zero-fills every chunk still to come: for bodies that are answered without being read. */
-export function discardBody(stream: Readable): void {
-  stream.on('data', (chunk: Buffer) => chunk.fill(0));
-  stream.resume();
 }
 
 export interface ReceiveOptions {

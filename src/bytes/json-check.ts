@@ -10,9 +10,16 @@
  * `JSON.parse` accepts; this file finds the top-level fields and checks
  * them. As with `JSON.parse` and Typst's `json()`, of duplicate keys the
  * last one counts. Every message is worded in messages.ts.
+ *
+ * src/bytes/ holds what both processes read, and this check is one of them:
+ * the server runs it on every body (request/check-thread.ts for large ones),
+ * and a worker runs it again, exactly, on a large body whose `data` was only
+ * located (render/worker.ts). So bytes/ is the ground floor of the request's
+ * path: it imports only messages.ts, api-values.ts, typst-version.ts and
+ * retention/, never src/request/ (the server's intake) or anything above.
  */
 import { isUtf8 } from 'node:buffer';
-import { DEFAULT_MAX_IMAGE_PIXELS } from '../config.js';
+import { EINVOICE_PROFILES, EINVOICE_STANDARDS, type EinvoiceProfile, DEFAULT_MAX_IMAGE_PIXELS } from '../api-values.js';
 import { AssetTable } from './asset-table.js';
 import { dataEndFromBack } from './data-end.js';
 import { firstEscape, hex4, unescapeJsonString, withUnescaped } from './json-string.js';
@@ -26,10 +33,10 @@ import {
   notUtf8,
   signatureText,
   templateLoneSurrogate,
+  JSON_FAULTS,
 } from '../messages.js';
-import { EINVOICE_PROFILES, EINVOICE_STANDARDS, type EinvoiceProfile } from '../finish/facturx.js';
 import { nameProblem } from './asset-names.js';
-import { bomLength, firstInvalidUtf8, placeInJsonString, placeOf } from '../text-position.js';
+import { bomLength, firstInvalidUtf8, placeInJsonString, placeOf } from './text-position.js';
 import {
   ENGINE_IDS,
   ENGINE_VERSIONS,
@@ -126,7 +133,7 @@ function parse(
   let i = skipWhitespace(body, start);
   if (body[i] !== OPEN_OBJECT) {
     const end = skipWhitespace(body, scanner.skipValue(i));
-    if (end < body.length) throw new JsonError('unexpected data after the JSON value', end);
+    if (end < body.length) throw new JsonError(JSON_FAULTS.trailingData, end);
     return { topIsObject: false, fields };
   }
   i = skipWhitespace(body, i + 1);
@@ -174,7 +181,7 @@ function parse(
     }
   }
   const end = skipWhitespace(body, i + 1);
-  if (end < body.length) throw new JsonError('unexpected data after the JSON value', end);
+  if (end < body.length) throw new JsonError(JSON_FAULTS.trailingData, end);
   return { topIsObject: true, fields };
 }
 

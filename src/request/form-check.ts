@@ -18,15 +18,16 @@ import {
   FORM_MESSAGES,
   formDataInvalidJson,
   MESSAGES,
+  JSON_FAULTS,
 } from '../messages.js';
-import { firstInvalidUtf8, placeOf } from '../text-position.js';
+import { firstInvalidUtf8, placeOf } from '../bytes/text-position.js';
 import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId } from '../typst-version.js';
-import { nameProblem } from './asset-names.js';
-import { hashOf, MAX_ASSETS } from './asset-table.js';
-import { oversizedImage, BytesReader } from './image-size.js';
-import { type BodyCheck, type CheckOptions, checkPdf, type Field, message, type PdfRequest, scanPdfMembers } from './json-check.js';
-import { JsonError, JsonScanner, OPEN_OBJECT, skipWhitespace } from './json-scanner.js';
-import type { AssetEntry, BodyError, Range } from './layout.js';
+import { nameProblem } from '../bytes/asset-names.js';
+import { hashOf, MAX_ASSETS } from '../bytes/asset-table.js';
+import { oversizedImage, BytesReader } from '../bytes/image-size.js';
+import { type BodyCheck, type CheckOptions, checkPdf, type Field, message, type PdfRequest, scanPdfMembers } from '../bytes/json-check.js';
+import { JsonError, JsonScanner, OPEN_OBJECT, skipWhitespace } from '../bytes/json-scanner.js';
+import type { AssetEntry, BodyError, Range } from '../bytes/layout.js';
 import { type FormPart, parseForm } from './multipart.js';
 
 const FIELDS = ['template', 'data', 'typst', 'pdf'] as const;
@@ -55,7 +56,7 @@ function dataObject(body: Buffer, range: Range): Range | BodyCheck {
     const start = skipWhitespace(text, 0);
     const end = scanner.skipValue(start);
     const after = skipWhitespace(text, end);
-    if (after < text.length) throw new JsonError('unexpected data after the JSON value', after);
+    if (after < text.length) throw new JsonError(JSON_FAULTS.trailingData, after);
     if (text[start] !== OPEN_OBJECT) return message(BODY_MESSAGES.dataNotObject);
     if (scanner.loneSurrogate >= 0) return message(BODY_MESSAGES.dataLoneSurrogate);
     return { start: range.start + start, end: range.start + end };

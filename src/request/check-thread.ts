@@ -17,7 +17,7 @@
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { poolBuffer, poolSlot, releaseBody } from '../retention/body-pool.js';
 import { checkForm } from './form-check.js';
-import { type BodyCheck, type CheckOptions, checkBody, LARGE_DATA_BYTES } from './json-check.js';
+import { type BodyCheck, type CheckOptions, checkBody, LARGE_DATA_BYTES } from '../bytes/json-check.js';
 
 /**
  * A body to check: in pool buffer `slot` (with the buffer itself the first
