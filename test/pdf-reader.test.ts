@@ -436,6 +436,14 @@ describe('the objects of a damaged PDF', () => {
     }
   });
 
+  it('refuses a cross-reference stream that inflates past the bound', () => {
+    // Zeros inflate a thousandfold: 17 MiB of them, from a file of some 17 KiB.
+    const bomb = deflateSync(Buffer.alloc(17 * 1024 * 1024));
+    const head = Buffer.from(`%PDF-1.5\n1 0 obj\n<</Type /XRef /Size 2 /W [1 2 1] /Filter /FlateDecode /Length ${bomb.length}>>\nstream\n`);
+    const one = Buffer.concat([head, bomb, Buffer.from(`\nendstream\nendobj\nstartxref\n9\n%%EOF\n`)]);
+    assert.throws(() => new PdfObjects(one), PdfSyntaxError);
+  });
+
   it('reads any damage to its structure, or refuses it with a PdfSyntaxError, without hanging', () => {
     fc.assert(
       fc.property(

@@ -51,7 +51,7 @@ interface StreamObject {
 /** How far back `startxref` may be from the end: the trailer's end, where writers put it. */
 const TAIL_BYTES = 1024;
 
-/** The least an object or cross-reference stream may inflate to (see decodeStructure). */
+/** The least the cross-reference and object streams of a file may inflate to, all together (see decodeStructure). */
 const MIN_INFLATE_BYTES = 16 * 1024 * 1024;
 
 /** More cross-reference sections than this in one file means a `/Prev` loop or a hostile file. */
@@ -74,8 +74,12 @@ export class PdfObjects {
   private readonly decoded = new Map<number, { bytes: Buffer; offsets: number[] }>();
   /** Every string read into a value (a title, a file name), wiped by `wipe()`. */
   private readonly strings: Buffer[] = [];
+  /** What the cross-reference and object streams may still inflate to. */
+  private inflateBudget: number;
 
   constructor(readonly pdf: Uint8Array) {
+    // They are a few bytes per object: no honest file's inflate past this.
+    this.inflateBudget = Math.max(MIN_INFLATE_BYTES, 4 * pdf.length);
     this.lastSection = lastStartXref(pdf);
     let trailer: Entry[] | undefined;
     let lastIsStream = false;
@@ -196,7 +200,7 @@ export class PdfObjects {
     const pdf = this.pdf;
     const start = skipSpace(pdf, at);
     if (bytesAre(pdf, { start, end: start + 4 }, 'xref')) return { trailer: this.readTable(start + 4), isStream: false };
-    const { entries, data } = decodeStructure(pdf, at);
+    const { entries, data } = this.decodeStructure(at);
     this.readStreamEntries(pdf, entries, data);
     return { trailer: entries, isStream: true };
   }
@@ -255,13 +259,27 @@ export class PdfObjects {
     }
   }
 
+  /**
+   * A cross-reference or object stream at `offset`, decoded (an owned
+   * buffer: the caller wipes it) within what is left of the budget. Its
+   * /Length is direct in every writer we know; an indirect one is refused
+   * (the objects are not placed yet).
+   */
+  private decodeStructure(offset: number): { entries: Entry[]; data: Buffer } {
+    const { entries, raw } = streamAt(this.pdf, offset, (span) => integerAt(this.pdf, span));
+    if (this.inflateBudget <= 0) throw new PdfSyntaxError('cross-reference and object streams too large');
+    const data = decodeStream(this.pdf, entries, raw, this.inflateBudget);
+    this.inflateBudget -= data.length;
+    return { entries, data };
+  }
+
   /** Object stream `num`, decoded once: its bytes, and where each of its objects starts. */
   private objectStream(num: number): { bytes: Buffer; offsets: number[] } {
     const cached = this.decoded.get(num);
     if (cached) return cached;
     const location = this.locations.get(num);
     if (!location || !('offset' in location)) throw new PdfSyntaxError('object stream not found');
-    const { entries: dict, data } = decodeStructure(this.pdf, location.offset);
+    const { entries: dict, data } = this.decodeStructure(location.offset);
     const stream = { bytes: data, offsets: [] as number[] };
     // Kept before its index is read, so that `wipe()` reaches it even when the index is damaged.
     this.decoded.set(num, stream);
@@ -322,16 +340,4 @@ function streamAt(pdf: Uint8Array, offset: number, length: (span: Span) => numbe
   if (bytes < 0) throw new PdfSyntaxError('expected an integer /Length');
   if (i + bytes > pdf.length) throw new PdfSyntaxError('stream beyond the file');
   return { entries, raw: pdf.subarray(i, i + bytes) };
-}
-
-/**
- * A cross-reference or object stream at `offset`, decoded (an owned buffer:
- * the caller wipes it). Its /Length is direct in every writer we know; an
- * indirect one is refused (the objects are not placed yet).
- */
-function decodeStructure(pdf: Uint8Array, offset: number): { entries: Entry[]; data: Buffer } {
-  const { entries, raw } = streamAt(pdf, offset, (span) => integerAt(pdf, span));
-  // A cross-reference or object stream is a few bytes per object: no honest one inflates past this.
-  const data = decodeStream(pdf, entries, raw, Math.max(MIN_INFLATE_BYTES, 4 * pdf.length));
-  return { entries, data };
 }
