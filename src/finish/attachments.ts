@@ -11,9 +11,9 @@
  * versions of its file specification and of the object that holds the
  * name tree; a PDF whose attachments all have plain names is not touched.
  */
-import { appendUpdate, type UpdatedObject } from './incremental-update.js';
-import { decodeStream, type PdfStructure, readObject, readStructure, resolve } from './pdf-structure.js';
-import { asDict, type PdfDict, PdfRef, PdfString, type PdfValue, wipeStrings } from './pdf-syntax.js';
+import { appendUpdate, type NewObject, valueObject } from './incremental-update.js';
+import { PdfObjects } from './pdf-objects.js';
+import { asDict, type PdfDict, PdfRef, PdfString, type PdfValue } from './pdf-values.js';
 
 /** One entry of a name tree: its key (a PDF text string's bytes) and the file specification it names. */
 export interface Attachment {
@@ -22,7 +22,7 @@ export interface Attachment {
 }
 
 /** Every entry of a name tree (its /Names, and its /Kids' down to the leaves), each node read once. */
-export function nameTreeEntries(pdf: Buffer, structure: PdfStructure, root: PdfValue | undefined): Attachment[] {
+export function nameTreeEntries(objects: PdfObjects, root: PdfValue | undefined): Attachment[] {
   const entries: Attachment[] = [];
   const seen = new Set<number>();
   const walk = (node: PdfValue | undefined, depth: number) => {
@@ -30,16 +30,16 @@ export function nameTreeEntries(pdf: Buffer, structure: PdfStructure, root: PdfV
       if (seen.has(node.num)) return;
       seen.add(node.num);
     }
-    const dict = asDict(resolve(pdf, structure, node));
+    const dict = asDict(objects.follow(node));
     if (!dict || depth > 32) return;
-    const names = resolve(pdf, structure, dict.get('Names'));
+    const names = objects.follow(dict.get('Names'));
     if (Array.isArray(names)) {
       for (let i = 0; i + 1 < names.length; i += 2) {
         const key = names[i];
         if (key instanceof PdfString) entries.push({ key: key.bytes, spec: names[i + 1]! });
       }
     }
-    const kids = resolve(pdf, structure, dict.get('Kids'));
+    const kids = objects.follow(dict.get('Kids'));
     if (Array.isArray(kids)) for (const kid of kids) walk(kid, depth + 1);
   };
   walk(root, 0);
@@ -47,12 +47,10 @@ export function nameTreeEntries(pdf: Buffer, structure: PdfStructure, root: PdfV
 }
 
 /** The attachment's embedded file, decoded. */
-export function embeddedBytes(pdf: Buffer, structure: PdfStructure, spec: PdfValue): Buffer | undefined {
-  const ef = asDict(resolve(pdf, structure, asDict(resolve(pdf, structure, spec))?.get('EF')));
+export function embeddedBytes(objects: PdfObjects, spec: PdfValue): Buffer | undefined {
+  const ef = asDict(objects.follow(asDict(objects.follow(spec))?.get('EF')));
   const stream = ef?.get('UF') ?? ef?.get('F');
-  if (!(stream instanceof PdfRef)) return undefined;
-  const object = readObject(pdf, structure, stream.num);
-  return object?.stream ? decodeStream(object) : undefined;
+  return stream instanceof PdfRef && objects.has(stream.num) ? objects.streamData(stream) : undefined;
 }
 
 const UTF16_MARK = Buffer.from([0xfe, 0xff]);
@@ -101,26 +99,25 @@ function unique(key: Buffer, taken: Set<string>): Buffer {
 export function plainAttachmentNames(pdf: Buffer): Buffer | undefined {
   // Typst writes its objects uncompressed: a PDF without this word has no attachments.
   if (!pdf.includes('/EmbeddedFiles')) return undefined;
+  const objects = new PdfObjects(pdf);
   try {
-    return rename(pdf);
+    return rename(objects);
   } finally {
     // The names read (request content: the template gave them).
-    wipeStrings();
+    objects.wipe();
   }
 }
 
-function rename(pdf: Buffer): Buffer | undefined {
-  const structure = readStructure(pdf);
-  const root = structure.trailer.get('Root');
-  if (!(root instanceof PdfRef)) return undefined;
-  const catalog = asDict(readObject(pdf, structure, root.num)?.value);
-  const names = asDict(resolve(pdf, structure, catalog?.get('Names')));
+function rename(objects: PdfObjects): Buffer | undefined {
+  const root = objects.root();
+  const catalog = asDict(objects.read(objects.value(root)));
+  const names = asDict(objects.follow(catalog?.get('Names')));
   if (!catalog || !names) return undefined;
-  const attachments = nameTreeEntries(pdf, structure, names.get('EmbeddedFiles'));
+  const attachments = nameTreeEntries(objects, names.get('EmbeddedFiles'));
   const renamed = attachments.map((a) => ({ ...a, plain: plainName(a.key) }));
   if (renamed.every((a) => a.plain === undefined)) return undefined;
 
-  const objects: UpdatedObject[] = [];
+  const updated: NewObject[] = [];
   const taken = new Set(renamed.filter((a) => a.plain === undefined).map((a) => a.key.toString('latin1')));
   const entries: Attachment[] = [];
   for (const attachment of renamed) {
@@ -132,18 +129,18 @@ function rename(pdf: Buffer): Buffer | undefined {
     entries.push({ key, spec: attachment.spec });
     // The file specification names the file twice (/F, /UF): both become the plain name.
     if (!(attachment.spec instanceof PdfRef)) continue;
-    const spec = asDict(readObject(pdf, structure, attachment.spec.num)?.value);
+    const spec = asDict(objects.follow(attachment.spec));
     if (!spec) continue;
-    const updated: PdfDict = new Map(spec);
-    updated.set('F', new PdfString(key));
-    updated.set('UF', new PdfString(key));
-    objects.push({ num: attachment.spec.num, value: updated });
+    const renamedSpec: PdfDict = new Map(spec);
+    renamedSpec.set('F', new PdfString(key));
+    renamedSpec.set('UF', new PdfString(key));
+    updated.push(valueObject(attachment.spec.num, renamedSpec));
   }
   entries.sort((a, b) => Buffer.compare(a.key, b.key));
   const newNames: PdfDict = new Map(names);
   newNames.set('EmbeddedFiles', new Map([['Names', entries.flatMap((e) => [new PdfString(e.key), e.spec])]]));
   const newCatalog: PdfDict = new Map(catalog);
   newCatalog.set('Names', newNames);
-  objects.push({ num: root.num, value: newCatalog });
-  return appendUpdate(pdf, structure, objects);
+  updated.push(valueObject(root.num, newCatalog));
+  return appendUpdate(objects, updated).pdf;
 }

@@ -54,6 +54,13 @@ interface SefNode {
 
 const SVRL = { svrl: 'http://purl.oclc.org/dsdl/svrl' };
 
+/*
+ * The worker's cache of SaxonJS and the operator's compiled stylesheets:
+ * set once by loadRules at the worker's start and only read after that. It
+ * holds no request content (an XML's tree and report are made per call and
+ * dropped), so it stays module state rather than an instance the worker
+ * would hand to every job.
+ */
 let saxon: Saxon | undefined;
 let compiled: { file: RuleFile; sef: SefNode }[] = [];
 

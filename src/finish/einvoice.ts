@@ -11,7 +11,7 @@
  *    exactly once, under the profile's file name with its /AFRelationship,
  *    listed in the catalog's /AF and the EmbeddedFiles name tree (other
  *    attachments kept), and the document's XMP with the Factur-X
- *    properties merged in (xmp-merge.ts).
+ *    properties merged in (einvoice-xmp.ts).
  *
  * Every buffer that held the XML or the XMP is wiped before this returns.
  */
@@ -20,11 +20,12 @@ import type { EinvoiceProfile } from '../api-values.js';
 import { checkRules, hasRules, type RuleFailure } from './business-rules.js';
 import { PROFILE_RULES } from './facturx.js';
 import { type Attachment, embeddedBytes, nameTreeEntries } from './attachments.js';
-import { appendUpdate, type UpdatedObject } from './incremental-update.js';
-import { decodeStream, readObject, readStructure, resolve } from './pdf-structure.js';
-import { asDict, name, type PdfDict, PdfRef, PdfString, type PdfValue, wipeStrings } from './pdf-syntax.js';
+import { mergeFacturXmp } from './einvoice-xmp.js';
+import { appendUpdate, type NewObject, valueObject } from './incremental-update.js';
+import { PdfObjects } from './pdf-objects.js';
+import { entryOf } from './pdf-syntax.js';
+import { asDict, name, type PdfDict, PdfRef, PdfString, type PdfValue } from './pdf-values.js';
 import { checkXml, type XmlRefusal } from './xml-schema.js';
-import { mergeFacturXmp } from './xmp-merge.js';
 
 export interface EinvoiceRequest {
   /** The XML's name as the request gives it (UTF-8 bytes; the caller wipes them). */
@@ -48,27 +49,26 @@ function textForms(utf8: Buffer): Buffer[] {
 }
 
 export function finishEinvoice(typstPdf: Buffer, request: EinvoiceRequest): Finished {
+  const objects = new PdfObjects(typstPdf);
   try {
-    return finish(typstPdf, request);
+    return finish(objects, request);
   } finally {
     // The strings read from the PDF (its title, the attachments' names and descriptions).
-    wipeStrings();
+    objects.wipe();
   }
 }
 
-function finish(typstPdf: Buffer, request: EinvoiceRequest): Finished {
-  const structure = readStructure(typstPdf);
-  const root = structure.trailer.get('Root');
-  if (!(root instanceof PdfRef)) throw new Error('the PDF trailer has no /Root reference');
-  const catalog = asDict(readObject(typstPdf, structure, root.num)?.value);
+function finish(objects: PdfObjects, request: EinvoiceRequest): Finished {
+  const root = objects.root();
+  const catalog = asDict(objects.read(objects.value(root)));
   if (!catalog) throw new Error('the PDF catalog is not a dictionary');
-  const names = asDict(resolve(typstPdf, structure, catalog.get('Names')));
-  const attachments = nameTreeEntries(typstPdf, structure, names?.get('EmbeddedFiles'));
+  const names = asDict(objects.follow(catalog.get('Names')));
+  const attachments = nameTreeEntries(objects, names?.get('EmbeddedFiles'));
   const wanted = textForms(request.xmlName);
   const attached = attachments.find((a) => wanted.some((form) => form.equals(a.key)));
   for (const form of wanted) form.fill(0);
 
-  let xml = attached ? embeddedBytes(typstPdf, structure, attached.spec) : undefined;
+  let xml = attached ? embeddedBytes(objects, attached.spec) : undefined;
   xml ??= request.asset();
   if (!xml) return { ok: false, failure: { kind: 'no-xml' } };
   let xmp: Buffer | undefined;
@@ -83,45 +83,45 @@ function finish(typstPdf: Buffer, request: EinvoiceRequest): Finished {
       warnings = rules.warnings;
     }
     const rules = PROFILE_RULES[profile];
-    const objects: UpdatedObject[] = [];
-    let next = structure.size;
+    const updated: NewObject[] = [];
+    let next = objects.size;
 
     // The embedded file and its specification (a new version of the template's, when it made one).
-    const info = asDict(resolve(typstPdf, structure, structure.trailer.get('Info')));
+    const infoEntry = entryOf(objects.pdf, objects.trailer, '/Info');
+    const info = infoEntry && asDict(objects.follow(objects.read({ bytes: objects.pdf, span: infoEntry })));
     const modDate = info?.get('ModDate');
     const params: PdfDict = new Map<string, PdfValue>([['Size', xml.length]]);
     if (modDate instanceof PdfString) params.set('ModDate', modDate);
     const fileNum = next++;
-    objects.push({
-      num: fileNum,
-      value: new Map<string, PdfValue>([
-        ['Type', name('EmbeddedFile')],
-        ['Subtype', name('text/xml')],
-        ['Filter', name('FlateDecode')],
-        ['Params', params],
-      ]),
-      stream: deflateSync(xml),
-    });
+    const file = new Map<string, PdfValue>([
+      ['Type', name('EmbeddedFile')],
+      ['Subtype', name('text/xml')],
+      ['Filter', name('FlateDecode')],
+      ['Params', params],
+    ]);
+    updated.push(valueObject(fileNum, file, deflateSync(xml)));
     const specNum = attached?.spec instanceof PdfRef ? attached.spec.num : next++;
     const fileName = new PdfString(Buffer.from(rules.fileName));
     const fileRef = new PdfRef(fileNum, 0);
-    objects.push({
-      num: specNum,
-      value: new Map<string, PdfValue>([
-        ['Type', name('Filespec')],
-        ['F', fileName],
-        ['UF', fileName],
-        [
-          'EF',
-          new Map<string, PdfValue>([
-            ['F', fileRef],
-            ['UF', fileRef],
-          ]),
-        ],
-        ['AFRelationship', name(rules.relationship)],
-        ['Desc', new PdfString(Buffer.from(`Factur-X invoice (${profile})`))],
-      ]),
-    });
+    updated.push(
+      valueObject(
+        specNum,
+        new Map<string, PdfValue>([
+          ['Type', name('Filespec')],
+          ['F', fileName],
+          ['UF', fileName],
+          [
+            'EF',
+            new Map<string, PdfValue>([
+              ['F', fileRef],
+              ['UF', fileRef],
+            ]),
+          ],
+          ['AFRelationship', name(rules.relationship)],
+          ['Desc', new PdfString(Buffer.from(`Factur-X invoice (${profile})`))],
+        ]),
+      ),
+    );
     const specRef = new PdfRef(specNum, 0);
 
     // The name tree, flat and sorted: the other attachments, and the XML once under its Factur-X name.
@@ -137,7 +137,7 @@ function finish(typstPdf: Buffer, request: EinvoiceRequest): Finished {
     const droppedRefs = attachments
       .filter(dropped)
       .flatMap((a) => (a.spec instanceof PdfRef && a.spec.num !== specNum ? [a.spec.num] : []));
-    const af = resolve(typstPdf, structure, catalog.get('AF'));
+    const af = objects.follow(catalog.get('AF'));
     const associated = (Array.isArray(af) ? af : []).filter(
       (v) => !(v instanceof PdfRef && (droppedRefs.includes(v.num) || v.num === specNum)),
     );
@@ -146,25 +146,25 @@ function finish(typstPdf: Buffer, request: EinvoiceRequest): Finished {
     // The XMP: Typst's packet with the Factur-X properties and their extension schema.
     const metadataRef = catalog.get('Metadata');
     if (!(metadataRef instanceof PdfRef)) throw new Error('the PDF catalog has no /Metadata stream');
-    const metadata = readObject(typstPdf, structure, metadataRef.num);
-    if (!metadata?.stream) throw new Error('the PDF /Metadata is not a stream');
-    const packet = decodeStream(metadata);
+    const metadata = asDict(objects.follow(metadataRef));
+    if (!metadata) throw new Error('the PDF /Metadata is not a stream');
+    const packet = objects.streamData(metadataRef);
     try {
       xmp = mergeFacturXmp(packet, profile);
     } finally {
       packet.fill(0);
     }
-    const metadataDict: PdfDict = new Map(asDict(metadata.value));
+    const metadataDict: PdfDict = new Map(metadata);
     metadataDict.delete('Filter');
     metadataDict.delete('DecodeParms');
-    objects.push({ num: metadataRef.num, value: metadataDict, stream: xmp });
+    updated.push(valueObject(metadataRef.num, metadataDict, xmp));
 
     const newCatalog: PdfDict = new Map(catalog);
     newCatalog.set('Names', newNames);
     newCatalog.set('AF', associated);
-    objects.push({ num: root.num, value: newCatalog });
+    updated.push(valueObject(root.num, newCatalog));
 
-    const pdf = appendUpdate(typstPdf, structure, objects);
+    const { pdf } = appendUpdate(objects, updated);
     return { ok: true, pdf, warnings };
   } finally {
     xml.fill(0);

@@ -14,9 +14,7 @@
  *   - the first page again, its /Annots ending with the widget;
  *   - the catalog again with /AcroForm (/Fields ending with the field,
  *     /SigFlags 3), or the /AcroForm object again if it is one of its own;
- *   - a cross-reference section of the same kind as the last one (a table,
- *     or a stream for a file whose last section is a stream), whose /Prev
- *     is that section.
+ *   - the update's cross-reference section and trailer (incremental-update.ts).
  *
  * Hand-written because no kept library appends one to an existing file:
  * pdf-lib rewrites the whole file (Typst's objects renumbered, an earlier
@@ -27,8 +25,9 @@
  * The objects copied (the catalog, the first page, their arrays) are copied
  * as bytes, entry by entry; nothing of the PDF becomes a string.
  */
-import { PdfObjects } from './signature-pdf-objects.js';
-import { arrayItems, dictionaryAt, type Entry, entryOf, PdfSyntaxError, type Ref, referenceAt, type Span } from './signature-pdf-syntax.js';
+import { appendUpdate, type NewObject } from './incremental-update.js';
+import { PdfObjects } from './pdf-objects.js';
+import { arrayItems, dictionaryAt, type Entry, entryOf, PdfSyntaxError, type Ref, referenceAt, type Span } from './pdf-syntax.js';
 
 /** The texts of the signature dictionary, each already a PDF string (`(...)` or `<FEFF...>`). */
 export interface SignatureTexts {
@@ -52,8 +51,6 @@ const BYTE_RANGE_BLANKS = 4 * 11;
 const CONTENTS_KEY = '] /Contents <';
 /** /F: Print (4) and Locked (128); a PDF/A annotation must be printable. */
 const WIDGET_FLAGS = 132;
-/** The pages tree is walked down its first kids at most this deep. */
-const MAX_PAGE_TREE_DEPTH = 64;
 
 const ascii = (text: string) => Buffer.from(text, 'latin1');
 const refText = (ref: Ref) => `${ref.num} ${ref.gen} R`;
@@ -93,34 +90,6 @@ function arrayWith(objects: PdfObjects, bytes: Uint8Array, span: Span | undefine
   return Buffer.concat(parts);
 }
 
-/** The first page of the document: down the pages tree by first kids. */
-function firstPage(objects: PdfObjects, catalog: { bytes: Uint8Array; entries: Entry[] }): Ref {
-  let node = refOf(catalog.bytes, entryOf(catalog.bytes, catalog.entries, '/Pages'));
-  for (let depth = 0; depth < MAX_PAGE_TREE_DEPTH; depth++) {
-    const value = objects.value(node);
-    const { entries } = dictionaryAt(value.bytes, value.span.start);
-    const kids = entryOf(value.bytes, entries, '/Kids');
-    if (!kids) return node;
-    const array = objects.resolve(value.bytes, kids);
-    const first = arrayItems(array.bytes, array.span.start)[0];
-    if (!first) throw new PdfSyntaxError('a pages node without kids');
-    node = refOf(array.bytes, first);
-  }
-  throw new PdfSyntaxError('pages tree too deep');
-}
-
-function refOf(bytes: Uint8Array, span: Span | undefined): Ref {
-  const ref = span && referenceAt(bytes, span);
-  if (!ref) throw new PdfSyntaxError('expected a reference');
-  return ref;
-}
-
-/** One new or updated object: its number and generation and its value's bytes. */
-interface NewObject {
-  ref: Ref;
-  value: Buffer[];
-}
-
 /**
  * Appends the signature's objects to `finished`, with a placeholder of
  * `contentsBytes` bytes (zeros, as hex) for the CMS, signed at `time`.
@@ -129,18 +98,16 @@ interface NewObject {
 export function appendSignatureUpdate(finished: Buffer, texts: SignatureTexts, contentsBytes: number, time: Date): Update {
   const objects = new PdfObjects(finished);
   try {
-    return build(finished, objects, texts, contentsBytes, time);
+    return build(objects, texts, contentsBytes, time);
   } finally {
     objects.wipe();
   }
 }
 
-function build(finished: Buffer, objects: PdfObjects, texts: SignatureTexts, contentsBytes: number, time: Date): Update {
-  const trailer = objects.trailer;
-  const rootRef = refOf(finished, entryOf(finished, trailer, '/Root'));
-  const root = objects.value(rootRef);
-  const catalog = { bytes: root.bytes, entries: dictionaryAt(root.bytes, root.span.start).entries };
-  const pageRef = firstPage(objects, catalog);
+function build(objects: PdfObjects, texts: SignatureTexts, contentsBytes: number, time: Date): Update {
+  const rootRef = objects.root();
+  const catalog = objects.catalog();
+  const pageRef = objects.firstPage();
   const fieldRef = { num: objects.size, gen: 0 };
   const sigRef = { num: objects.size + 1, gen: 0 };
   const updated: NewObject[] = [];
@@ -149,28 +116,31 @@ function build(finished: Buffer, objects: PdfObjects, texts: SignatureTexts, con
   const page = objects.value(pageRef);
   const pageEntries = dictionaryAt(page.bytes, page.span.start).entries;
   const annots = arrayWith(objects, page.bytes, entryOf(page.bytes, pageEntries, '/Annots'), fieldRef);
-  updated.push({ ref: pageRef, value: [dictionaryWith(page.bytes, pageEntries, ['/Annots'], [ascii('/Annots '), annots, ascii('\n')])] });
+  updated.push({
+    num: pageRef.num,
+    value: [dictionaryWith(page.bytes, pageEntries, ['/Annots'], [ascii('/Annots '), annots, ascii('\n')])],
+  });
 
   // The interactive form: in the catalog, or an object of its own.
   const acroForm = entryOf(catalog.bytes, catalog.entries, '/AcroForm');
   const acroFormRef = acroForm && referenceAt(catalog.bytes, acroForm);
   const form = acroForm ? objects.resolve(catalog.bytes, acroForm) : undefined;
   const formEntries = form ? dictionaryAt(form.bytes, form.span.start).entries : [];
-  const fields = arrayWith(objects, form?.bytes ?? finished, form && entryOf(form.bytes, formEntries, '/Fields'), fieldRef);
+  const fields = arrayWith(objects, form?.bytes ?? objects.pdf, form && entryOf(form.bytes, formEntries, '/Fields'), fieldRef);
   const formDict = dictionaryWith(
-    form?.bytes ?? finished,
+    form?.bytes ?? objects.pdf,
     formEntries,
     ['/Fields', '/SigFlags'],
     [ascii('/Fields '), fields, ascii('\n/SigFlags 3\n')],
   );
-  if (acroFormRef) updated.push({ ref: acroFormRef, value: [formDict] });
+  if (acroFormRef) updated.push({ num: acroFormRef.num, value: [formDict] });
   else {
     const catalogDict = dictionaryWith(catalog.bytes, catalog.entries, ['/AcroForm'], [ascii('/AcroForm '), formDict, ascii('\n')]);
-    updated.push({ ref: rootRef, value: [catalogDict] });
+    updated.push({ num: rootRef.num, value: [catalogDict] });
   }
 
   updated.push({
-    ref: fieldRef,
+    num: fieldRef.num,
     value: [
       ascii(
         `<</Type /Annot /Subtype /Widget /FT /Sig /T (Signature${sigRef.num}) /V ${refText(sigRef)} /F ${WIDGET_FLAGS} /Rect [0 0 0 0] /P ${refText(pageRef)}>>`,
@@ -184,55 +154,12 @@ function build(finished: Buffer, objects: PdfObjects, texts: SignatureTexts, con
   sigHead.push(ascii(` /ByteRange [${' '.repeat(BYTE_RANGE_BLANKS)}${CONTENTS_KEY}`));
   // /Contents comes last: what the signature covers after it is only the end of this object and the update's tail.
   const zeros = Buffer.alloc(contentsBytes * 2, 0x30);
-  updated.push({ ref: sigRef, value: [...sigHead, zeros, ascii('>>>')] });
+  // The `<` of the placeholder ends the head (the writer wipes the parts, not their lengths).
+  const headBytes = sigHead.reduce((n, part) => n + part.length, 0);
+  updated.push({ num: sigRef.num, value: [...sigHead, zeros, ascii('>>>')] });
 
-  // The update: objects, then a cross-reference section of the kind the file's last one is.
-  const parts: Buffer[] = [];
-  let length = finished.length;
-  const push = (part: Buffer) => {
-    parts.push(part);
-    length += part.length;
-  };
-  if (finished[finished.length - 1] !== 0x0a && finished[finished.length - 1] !== 0x0d) push(ascii('\n'));
-  const offsets = new Map<number, { offset: number; gen: number }>();
-  let contentsAt = -1;
-  for (const object of updated) {
-    const gen = object.ref === fieldRef || object.ref === sigRef ? 0 : objects.generation(object.ref.num);
-    offsets.set(object.ref.num, { offset: length, gen });
-    push(ascii(`${object.ref.num} ${gen} obj\n`));
-    for (const part of object.value) {
-      if (part === zeros) contentsAt = length - 1;
-      push(part);
-    }
-    push(ascii('\nendobj\n'));
-  }
-  const trailerEntries = (size: number) => {
-    const kept: Buffer[] = [ascii(`/Size ${size} /Root ${refText(rootRef)} /Prev ${objects.lastSection}`)];
-    for (const key of ['/Info', '/ID']) {
-      const value = entryOf(finished, trailer, key);
-      if (value) kept.push(ascii(` ${key} `), Buffer.from(finished.subarray(value.start, value.end)));
-    }
-    return kept;
-  };
-  const sectionAt = length;
-  if (objects.lastIsStream) {
-    const xrefRef = { num: objects.size + 2, gen: 0 };
-    offsets.set(xrefRef.num, { offset: sectionAt, gen: 0 });
-    const { index, rows } = streamRows(offsets);
-    push(ascii(`${xrefRef.num} 0 obj\n<</Type /XRef /W [1 4 2] /Index [${index.join(' ')}] /Length ${rows.length} `));
-    for (const part of trailerEntries(xrefRef.num + 1)) push(part);
-    push(ascii('>>\nstream\n'));
-    push(rows);
-    push(ascii('\nendstream\nendobj\n'));
-  } else {
-    push(ascii(`xref\n${tableRows(offsets)}trailer\n<<`));
-    for (const part of trailerEntries(objects.size + 2)) push(part);
-    push(ascii('>>\n'));
-  }
-  push(ascii(`startxref\n${sectionAt}\n%%EOF\n`));
-  const pdf = Buffer.concat([finished, ...parts], length);
-  // The copies of the catalog and the first page (and the caller's texts) are in `pdf` now.
-  for (const part of parts) part.fill(0);
+  const { pdf, valueAt } = appendUpdate(objects, updated);
+  const contentsAt = valueAt.get(sigRef.num)! + headBytes - 1;
   return {
     pdf,
     contents: { at: contentsAt, hexDigits: zeros.length },
@@ -244,46 +171,4 @@ function build(finished: Buffer, objects: PdfObjects, texts: SignatureTexts, con
 function byteRangeBefore(contentsAt: number): Span {
   const end = contentsAt + 1 - CONTENTS_KEY.length;
   return { start: end - BYTE_RANGE_BLANKS, end };
-}
-
-/** Runs of consecutive object numbers, ascending. */
-function runs(offsets: Map<number, unknown>): number[][] {
-  const nums = [...offsets.keys()].sort((a, b) => a - b);
-  const out: number[][] = [];
-  for (const num of nums) {
-    const last = out[out.length - 1];
-    if (last && last[last.length - 1] === num - 1) last.push(num);
-    else out.push([num]);
-  }
-  return out;
-}
-
-/** A classic table's subsections: `first count`, then 20-byte rows. */
-function tableRows(offsets: Map<number, { offset: number; gen: number }>): string {
-  let text = '';
-  for (const run of runs(offsets)) {
-    text += `${run[0]} ${run.length}\n`;
-    for (const num of run) {
-      const { offset, gen } = offsets.get(num)!;
-      text += `${String(offset).padStart(10, '0')} ${String(gen).padStart(5, '0')} n\r\n`;
-    }
-  }
-  return text;
-}
-
-/** A cross-reference stream's `/Index` and rows (type 1, a 4-byte offset, a 2-byte generation). */
-function streamRows(offsets: Map<number, { offset: number; gen: number }>): { index: number[]; rows: Buffer } {
-  const index: number[] = [];
-  const rows = Buffer.alloc(offsets.size * 7);
-  let at = 0;
-  for (const run of runs(offsets)) {
-    index.push(run[0]!, run.length);
-    for (const num of run) {
-      const { offset, gen } = offsets.get(num)!;
-      at = rows.writeUInt8(1, at);
-      at = rows.writeUInt32BE(offset, at);
-      at = rows.writeUInt16BE(gen, at);
-    }
-  }
-  return { index, rows };
 }

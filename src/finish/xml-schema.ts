@@ -50,6 +50,13 @@ interface Loaded {
   snapshot: Buffer | undefined;
 }
 
+/*
+ * The worker's cache of libxml2 and the parsed XSDs, set once by its first
+ * e-invoice and only read after that. It holds no request content: the
+ * snapshot is taken before any XML is read, and the memory is set back to it
+ * after each check (restoreMemory), so it stays module state rather than an
+ * instance the worker would hand to every job.
+ */
 let loaded: Loaded | undefined;
 
 /**

@@ -1,0 +1,228 @@
+/**
+ * A PDF object read as values, and values written back (ISO 32000-1, 7.3):
+ * numbers, booleans, null, names, strings, arrays, dictionaries and
+ * references. The e-invoice and the attachments' names change a few objects
+ * this way (a catalog, a file specification, a name tree, the XMP stream's
+ * dictionary); the signature copies what it keeps as bytes instead
+ * (signature-update.ts). The tokens are pdf-syntax.ts's.
+ *
+ * Every read is linear in what it reads, and nesting is bounded, so a
+ * hostile file costs no more than its size.
+ */
+import {
+  bytesAre,
+  hexValue,
+  isRegular,
+  isWhite,
+  literalStringEnd,
+  PdfSyntaxError,
+  referenceAt,
+  referenceEnd,
+  skipSpace,
+  tokenEnd,
+} from './pdf-syntax.js';
+
+export class PdfName {
+  /** The name's bytes after `#xx` decoding, as latin1. */
+  constructor(readonly name: string) {}
+}
+
+export class PdfString {
+  /** The string's bytes, escapes decoded. */
+  constructor(readonly bytes: Buffer) {}
+}
+
+export class PdfRef {
+  constructor(
+    readonly num: number,
+    readonly gen: number,
+  ) {}
+}
+
+export type PdfDict = Map<string, PdfValue>;
+export type PdfValue = number | boolean | null | PdfName | PdfString | PdfRef | PdfValue[] | PdfDict;
+
+/** Arrays and dictionaries nested deeper than this are refused (a PDF writer never comes close). */
+const MAX_DEPTH = 64;
+
+/**
+ * Reads the value that starts at `at` (after white space); returns it and
+ * the offset after it. Every string's decoded bytes are also pushed onto
+ * `strings` (they may be request content: a title, a file name), which the
+ * caller wipes once done (PdfObjects.wipe).
+ */
+export function readValue(pdf: Uint8Array, at: number, strings: Buffer[], depth = 0): { value: PdfValue; end: number } {
+  if (depth > MAX_DEPTH) throw new PdfSyntaxError('objects nested too deeply');
+  const start = skipSpace(pdf, at);
+  const b = pdf[start];
+  if (b === undefined) throw new PdfSyntaxError('unexpected end of file');
+  if (b === 0x2f) return readName(pdf, start);
+  if (b === 0x28) return readLiteralString(pdf, start, strings);
+  if (b === 0x3c && pdf[start + 1] === 0x3c) return readDict(pdf, start, strings, depth);
+  if (b === 0x3c) return readHexString(pdf, start, strings);
+  if (b === 0x5b) {
+    const items: PdfValue[] = [];
+    let i = skipSpace(pdf, start + 1);
+    while (pdf[i] !== 0x5d) {
+      if (i >= pdf.length) throw new PdfSyntaxError('unterminated array');
+      const item = readValue(pdf, i, strings, depth + 1);
+      items.push(item.value);
+      i = skipSpace(pdf, item.end);
+    }
+    return { value: items, end: i + 1 };
+  }
+  const end = tokenEnd(pdf, start);
+  if (end === start) throw new PdfSyntaxError('unexpected delimiter');
+  // `num gen R` is a reference; otherwise a number.
+  const refEnd = referenceEnd(pdf, start, end);
+  const ref = refEnd > end ? referenceAt(pdf, { start, end: refEnd }) : undefined;
+  if (ref) return { value: new PdfRef(ref.num, ref.gen), end: refEnd };
+  const span = { start, end };
+  if (bytesAre(pdf, span, 'true')) return { value: true, end };
+  if (bytesAre(pdf, span, 'false')) return { value: false, end };
+  if (bytesAre(pdf, span, 'null')) return { value: null, end };
+  const token = Buffer.from(pdf.buffer, pdf.byteOffset + start, end - start).toString('latin1');
+  const value = Number(token);
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(token) || !Number.isFinite(value)) throw new PdfSyntaxError('malformed number or keyword');
+  return { value, end };
+}
+
+function readName(pdf: Uint8Array, start: number): { value: PdfName; end: number } {
+  const bytes: number[] = [];
+  let i = start + 1;
+  while (isRegular(pdf[i])) {
+    const b = pdf[i]!;
+    if (b === 0x23) {
+      const hi = hexValue(pdf[i + 1]);
+      const lo = hexValue(pdf[i + 2]);
+      if (hi < 0 || lo < 0) throw new PdfSyntaxError('malformed # escape in a name');
+      bytes.push(hi * 16 + lo);
+      i += 3;
+    } else {
+      bytes.push(b);
+      i++;
+    }
+  }
+  return { value: new PdfName(Buffer.from(bytes).toString('latin1')), end: i };
+}
+
+/** `\n`, `\r`, `\t`, `\b`, `\f`, `\(`, `\)`, `\\` in a literal string. */
+const SIMPLE_ESCAPES: Record<number, number> = { 110: 0x0a, 114: 0x0d, 116: 0x09, 98: 0x08, 102: 0x0c, 40: 0x28, 41: 0x29, 92: 0x5c };
+
+function readLiteralString(pdf: Uint8Array, start: number, strings: Buffer[]): { value: PdfString; end: number } {
+  const end = literalStringEnd(pdf, start);
+  // The decoded string is never longer than the written one.
+  const out = Buffer.alloc(end - start);
+  strings.push(out);
+  let n = 0;
+  let depth = 1;
+  let i = start + 1;
+  for (;;) {
+    const b = pdf[i++]!;
+    if (b === 0x5c) {
+      const e = pdf[i++]!;
+      const simple = SIMPLE_ESCAPES[e];
+      if (simple !== undefined) out[n++] = simple;
+      else if (e >= 0x30 && e <= 0x37) {
+        let code = e - 0x30;
+        for (let k = 0; k < 2 && i < end - 1 && pdf[i]! >= 0x30 && pdf[i]! <= 0x37; k++) code = code * 8 + (pdf[i++]! - 0x30);
+        out[n++] = code & 0xff;
+      } else if (e === 0x0d) {
+        if (pdf[i] === 0x0a) i++;
+      } else if (e !== 0x0a) out[n++] = e;
+    } else if (b === 0x28) {
+      depth++;
+      out[n++] = b;
+    } else if (b === 0x29) {
+      if (--depth === 0) break;
+      out[n++] = b;
+    } else out[n++] = b;
+  }
+  return { value: new PdfString(out.subarray(0, n)), end: i };
+}
+
+function readHexString(pdf: Uint8Array, start: number, strings: Buffer[]): { value: PdfString; end: number } {
+  const bytes: number[] = [];
+  let high = -1;
+  let i = start + 1;
+  for (;;) {
+    if (i >= pdf.length) throw new PdfSyntaxError('unterminated hex string');
+    const b = pdf[i++]!;
+    if (b === 0x3e) break;
+    if (isWhite(b)) continue;
+    const v = hexValue(b);
+    if (v < 0) throw new PdfSyntaxError('malformed hex string');
+    if (high < 0) high = v;
+    else {
+      bytes.push(high * 16 + v);
+      high = -1;
+    }
+  }
+  if (high >= 0) bytes.push(high * 16);
+  const value = Buffer.from(bytes);
+  bytes.fill(0);
+  strings.push(value);
+  return { value: new PdfString(value), end: i };
+}
+
+function readDict(pdf: Uint8Array, start: number, strings: Buffer[], depth: number): { value: PdfDict; end: number } {
+  const dict: PdfDict = new Map();
+  let i = skipSpace(pdf, start + 2);
+  while (!(pdf[i] === 0x3e && pdf[i + 1] === 0x3e)) {
+    if (i >= pdf.length) throw new PdfSyntaxError('unterminated dictionary');
+    if (pdf[i] !== 0x2f) throw new PdfSyntaxError('dictionary key is not a name');
+    const key = readName(pdf, i);
+    const value = readValue(pdf, key.end, strings, depth + 1);
+    dict.set(key.value.name, value.value);
+    i = skipSpace(pdf, value.end);
+  }
+  return { value: dict, end: i + 2 };
+}
+
+/** Writes a value in PDF syntax: strings as hex (no escaping to get wrong), names with `#xx` where needed. */
+export function writeValue(value: PdfValue): Buffer {
+  const parts: Buffer[] = [];
+  write(value, parts);
+  return Buffer.concat(parts);
+}
+
+function nameBytes(name: string): string {
+  let out = '/';
+  for (const byte of Buffer.from(name, 'latin1')) {
+    out +=
+      byte > 0x20 && byte < 0x7f && byte !== 0x23 && isRegular(byte) ? String.fromCharCode(byte) : `#${byte.toString(16).padStart(2, '0')}`;
+  }
+  return out;
+}
+
+function write(value: PdfValue, parts: Buffer[]): void {
+  if (value === null) parts.push(Buffer.from('null'));
+  else if (typeof value === 'boolean') parts.push(Buffer.from(String(value)));
+  else if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new RangeError('a PDF number must be finite');
+    parts.push(Buffer.from(Number.isInteger(value) ? String(value) : value.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')));
+  } else if (value instanceof PdfName) parts.push(Buffer.from(nameBytes(value.name), 'latin1'));
+  else if (value instanceof PdfString) parts.push(Buffer.from(`<${value.bytes.toString('hex')}>`));
+  else if (value instanceof PdfRef) parts.push(Buffer.from(`${value.num} ${value.gen} R`));
+  else if (Array.isArray(value)) {
+    parts.push(Buffer.from('['));
+    value.forEach((item, i) => {
+      if (i > 0) parts.push(Buffer.from(' '));
+      write(item, parts);
+    });
+    parts.push(Buffer.from(']'));
+  } else {
+    parts.push(Buffer.from('<<'));
+    for (const [key, item] of value) {
+      parts.push(Buffer.from(nameBytes(key), 'latin1'), Buffer.from(' '));
+      write(item, parts);
+      parts.push(Buffer.from('\n'));
+    }
+    parts.push(Buffer.from('>>'));
+  }
+}
+
+export const name = (text: string) => new PdfName(text);
+
+/** A dictionary's entry if it is a dictionary, else undefined. */
+export const asDict = (value: PdfValue | undefined): PdfDict | undefined => (value instanceof Map ? value : undefined);
