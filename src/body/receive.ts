@@ -18,6 +18,7 @@
 import type { Readable } from 'node:stream';
 import { bodyBuffer, copyIntoBody, releaseBody } from '../retention/body-pool.js';
 import { BodyRefusedError, type Room } from './pending-bodies.js';
+import { wipe } from '../retention/wipe.js';
 
 export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
@@ -42,7 +43,7 @@ export function firstBodyBytes(declaredLength: number | undefined, limit: number
 
 /** Zero-fills every chunk still to come: for bodies that are answered without being read. */
 export function discardBody(stream: Readable): void {
-  stream.on('data', (chunk: Buffer) => chunk.fill(0));
+  stream.on('data', (chunk: Buffer) => wipe(chunk));
   stream.resume();
 }
 
@@ -76,12 +77,12 @@ export function receiveBody(stream: Readable, { declaredLength, limit, idleMs, r
       idle.refresh();
       if (received + chunk.length > body.length) {
         if (declaredLength !== undefined || received + chunk.length > limit) {
-          chunk.fill(0);
+          wipe(chunk);
           return stop(declaredLength === undefined ? new BodyTooLargeError() : new BodyIncompleteError());
         }
         const size = Math.min(limit, Math.max(body.length * 2, received + chunk.length));
         if (!room.grow(size - body.length)) {
-          chunk.fill(0);
+          wipe(chunk);
           return stop(new BodyRefusedError());
         }
         const grown = bodyBuffer(size);
@@ -91,7 +92,7 @@ export function receiveBody(stream: Readable, { declaredLength, limit, idleMs, r
       }
       copyIntoBody(chunk, body, received);
       received += chunk.length;
-      chunk.fill(0);
+      wipe(chunk);
     };
     const onEnd = () => {
       if (settled) return;

@@ -24,6 +24,7 @@ import { decodeStream, readObject, readStructure, resolve } from './pdf-structur
 import { asDict, name, type PdfDict, PdfRef, PdfString, type PdfValue, wipeStrings } from './pdf-syntax.js';
 import { checkXml, type XmlRefusal } from './xml-schema.js';
 import { mergeFacturXmp } from './xmp-merge.js';
+import { wipe } from '../retention/wipe.js';
 
 export interface EinvoiceRequest {
   /** The XML's name as the request gives it (UTF-8 bytes; the caller wipes them). */
@@ -42,7 +43,7 @@ function textForms(utf8: Buffer): Buffer[] {
   const utf16 = Buffer.from(utf8.toString('utf8'), 'utf16le').swap16();
   const forms = [Buffer.concat([Buffer.from([0xfe, 0xff]), utf16])];
   if (utf8.every((b) => b < 0x80)) forms.push(Buffer.from(utf8));
-  utf16.fill(0);
+  wipe(utf16);
   return forms;
 }
 
@@ -65,7 +66,7 @@ function finish(typstPdf: Buffer, request: EinvoiceRequest): Finished {
   const attachments = nameTreeEntries(typstPdf, structure, names?.get('EmbeddedFiles'));
   const wanted = textForms(request.xmlName);
   const attached = attachments.find((a) => wanted.some((form) => form.equals(a.key)));
-  for (const form of wanted) form.fill(0);
+  for (const form of wanted) wipe(form);
 
   let xml = attached ? embeddedBytes(typstPdf, structure, attached.spec) : undefined;
   xml ??= request.asset();
@@ -151,7 +152,7 @@ function finish(typstPdf: Buffer, request: EinvoiceRequest): Finished {
     try {
       xmp = mergeFacturXmp(packet, profile);
     } finally {
-      packet.fill(0);
+      wipe(packet);
     }
     const metadataDict: PdfDict = new Map(asDict(metadata.value));
     metadataDict.delete('Filter');
@@ -166,7 +167,6 @@ function finish(typstPdf: Buffer, request: EinvoiceRequest): Finished {
     const pdf = appendUpdate(typstPdf, structure, objects);
     return { ok: true, pdf, warnings };
   } finally {
-    xml.fill(0);
-    xmp?.fill(0);
+    wipe(xml, xmp);
   }
 }

@@ -9,6 +9,7 @@
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import type { PdfStructure } from './pdf-structure.js';
 import { type PdfDict, type PdfValue, writeValue } from './pdf-syntax.js';
+import { wipe } from '../retention/wipe.js';
 
 /** One object to write: a value, or a stream dictionary and its (already encoded) bytes. */
 export interface UpdatedObject {
@@ -78,6 +79,6 @@ export function appendUpdate(pdf: Uint8Array, structure: PdfStructure, objects: 
     offset += part.length;
   }
   // The parts held copies of the new objects (the XMP, the XML): wiped here, the result is the only copy.
-  for (const part of parts) part.fill(0);
+  for (const part of parts) wipe(part);
   return out;
 }

@@ -10,6 +10,7 @@
  * every byte Typst wrote as it is. Every read is linear in what it reads,
  * and nesting is bounded, so a hostile file costs no more than its size.
  */
+import { wipe } from '../retention/wipe.js';
 
 export class PdfName {
   /** The name's bytes after `#xx` decoding, as latin1. */
@@ -92,7 +93,7 @@ const read: Buffer[] = [];
 
 /** Zero-fills every string read since the last call. */
 export function wipeStrings(): void {
-  for (const bytes of read) bytes.fill(0);
+  for (const bytes of read) wipe(bytes);
   read.length = 0;
 }
 
@@ -227,7 +228,7 @@ function readHexString(pdf: Uint8Array, start: number): { value: PdfString; end:
   }
   if (high >= 0) bytes.push(high * 16);
   const value = Buffer.from(bytes);
-  bytes.fill(0);
+  wipe(bytes);
   read.push(value);
   return { value: new PdfString(value), end: i };
 }

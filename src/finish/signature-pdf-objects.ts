@@ -21,6 +21,7 @@ import {
   type Span,
   valueEnd,
 } from './signature-pdf-syntax.js';
+import { wipe } from '../retention/wipe.js';
 
 /** Where an object is: at an offset of the file, or the `index`-th object of an object stream. */
 type Location = { offset: number; gen: number } | { stream: number; index: number };
@@ -103,7 +104,7 @@ export class PdfObjects {
 
   /** Zero-fills the decoded object streams. */
   wipe(): void {
-    for (const { bytes } of this.decoded.values()) bytes.fill(0);
+    for (const { bytes } of this.decoded.values()) wipe(bytes);
     this.decoded.clear();
   }
 
@@ -162,7 +163,7 @@ export class PdfObjects {
         }
       }
     } finally {
-      data.fill(0);
+      wipe(data);
     }
   }
 
@@ -268,7 +269,7 @@ function unpredict(data: Buffer, pdf: Uint8Array, parms: Entry[]): Buffer {
       out[r * columns + c] = (x + predicted) & 0xff;
     }
   }
-  data.fill(0);
+  wipe(data);
   return out;
 }
 

@@ -6,6 +6,7 @@
  */
 import type { Range } from '../body/layout.js';
 import { unescapeJsonString } from '../body/json-string.js';
+import { wipe } from '../retention/wipe.js';
 
 const HEX = Buffer.from('0123456789ABCDEF');
 
@@ -15,7 +16,7 @@ export function pdfTextString(body: Uint8Array, range: Range): Buffer {
   try {
     return utf8.every((b) => b >= 0x20 && b <= 0x7e) ? literal(utf8) : utf16Hex(utf8);
   } finally {
-    utf8.fill(0);
+    wipe(utf8);
   }
 }
 

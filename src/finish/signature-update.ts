@@ -29,6 +29,7 @@
  */
 import { PdfObjects } from './signature-pdf-objects.js';
 import { arrayItems, dictionaryAt, type Entry, entryOf, PdfSyntaxError, type Ref, referenceAt, type Span } from './signature-pdf-syntax.js';
+import { wipe } from '../retention/wipe.js';
 
 /** The texts of the signature dictionary, each already a PDF string (`(...)` or `<FEFF...>`). */
 export interface SignatureTexts {
@@ -232,7 +233,7 @@ function build(finished: Buffer, objects: PdfObjects, texts: SignatureTexts, con
   push(ascii(`startxref\n${sectionAt}\n%%EOF\n`));
   const pdf = Buffer.concat([finished, ...parts], length);
   // The copies of the catalog and the first page (and the caller's texts) are in `pdf` now.
-  for (const part of parts) part.fill(0);
+  for (const part of parts) wipe(part);
   return {
     pdf,
     contents: { at: contentsAt, hexDigits: zeros.length },

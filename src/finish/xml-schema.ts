@@ -18,6 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type EinvoiceProfile, EINVOICE_PROFILES, PROFILE_RULES, profileOfGuideline } from './facturx.js';
+import { wipe } from '../retention/wipe.js';
 
 type LibXml2 = typeof import('libxml2-wasm');
 type Validator = InstanceType<LibXml2['XsdValidator']>;
@@ -139,7 +140,7 @@ function restoreMemory(state: Loaded): void {
     if (at < snapshot.length) {
       if (memory.compare(snapshot, at, end, at, end) !== 0) memory.set(snapshot.subarray(at, end), at);
     } else if (memory.compare(ZERO_PAGE, 0, end - at, at, end) !== 0) {
-      memory.fill(0, at, end);
+      wipe(memory.subarray(at, end));
     }
   }
 }

@@ -7,14 +7,14 @@
 
 /**
  * Zero-fills each buffer given (undefined is skipped, for a buffer that may
- * not have been made). A view of shared memory (a pool buffer of a large
+ * not have been made; an array of byte values is one being collected). A view of shared memory (a pool buffer of a large
  * body, body-pool.ts) is filled a 64-bit word at a time: V8 fills shared
  * memory a byte at a time, about 10 times slower than plain memory.
  */
-export function wipe(...buffers: (Uint8Array | undefined)[]): void {
+export function wipe(...buffers: (Uint8Array | number[] | undefined)[]): void {
   for (const bytes of buffers) {
     if (!bytes) continue;
-    if (bytes.buffer instanceof SharedArrayBuffer) wipeShared(bytes);
+    if (!Array.isArray(bytes) && bytes.buffer instanceof SharedArrayBuffer) wipeShared(bytes);
     else bytes.fill(0);
   }
 }
