@@ -3,7 +3,8 @@
  * re-check of a body whose `data` was left to Typst, the hint that a
  * failed template compiles with Typst 0.14, the finishing steps
  * (src/finish/: attachments' plain names, the e-invoice), and the one
- * `JobResult` answer all of it comes to, worded as the answer's bytes.
+ * answer all of it comes to (`JobAnswer`, the answer of a `JobResult`),
+ * worded as the answer's bytes.
  * The worker's life around it (the pipe, the scrubs between jobs) is
  * worker.ts.
  */
