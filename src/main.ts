@@ -205,11 +205,14 @@ async function main(): Promise<void> {
   logger.info({ address: where, workers: config.workers }, 'listening');
 }
 
-let answered = false;
-try {
-  answered = answerServerArgs(process.argv.slice(2));
-} catch (error) {
-  if (!(error instanceof ServerArgsError)) throw error;
-  fail(error.message);
+/** Whether the arguments were answered (`--help`, `--version`), so that the server does not start. */
+function answeredArgs(): boolean {
+  try {
+    return answerServerArgs(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof ServerArgsError)) throw error;
+    return fail(error.message);
+  }
 }
-if (!answered) void main();
+
+if (!answeredArgs()) void main();

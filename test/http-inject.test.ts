@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Job } from '../src/bytes/layout.js';
 import { buildApp } from '../src/app.js';
-import type { Outcome } from '../src/render/job.js';
+import type { JobResult } from '../src/render/job.js';
 import { PoolUnavailableError } from '../src/render/errors.js';
 import { KeyStore } from '../src/http/keys.js';
 
@@ -23,16 +23,25 @@ const PDF = Buffer.from('%PDF-1.7\n% stand-in\n%%EOF\n');
 /** Answers every job with PDF, or with what `next` says; records what it was handed. */
 class StandInRenderer {
   readonly seen: { template: string; data: string; assets: string[] }[] = [];
-  next: (() => Promise<Outcome>) | undefined;
-  async render({ body, layout }: Job): Promise<Outcome> {
+  next: (() => Promise<JobResult>) | undefined;
+  async render({ body, layout }: Job): Promise<JobResult> {
     this.seen.push({
       template: body.toString('utf8', layout.template.start, layout.template.end),
       data: body.toString('utf8', layout.data.start, layout.data.end),
       assets: layout.assets.map((a) => body.toString('utf8', a.name.start, a.name.end)),
     });
     if (this.next) return this.next();
-    const frame = Buffer.from(PDF);
-    return { kind: 'pdf', pdf: frame, warnings: undefined, compileMs: 1, frame, typstVersion: '0.11.1', relaid: false };
+    const none = Buffer.alloc(0);
+    return {
+      kind: 'pdf',
+      pdf: Buffer.from(PDF),
+      warnings: none,
+      einvoiceWarnings: none,
+      compileMs: 1,
+      residentBytes: 0,
+      engine: '0.11',
+      relaid: false,
+    };
   }
 }
 

@@ -27,20 +27,18 @@ import {
   unsupportedEncoding,
 } from '../src/messages.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../src/render/errors.js';
-import type { Outcome } from '../src/render/job.js';
-import { WORKER_STATUS } from '../src/render/job.js';
+import { type JobResult, WORKER_STATUS } from '../src/render/job.js';
 
 const KEY = 'statuses-key-0123456789';
 const ONE_A_MINUTE = 'statuses-one-key-0123456789';
 const COMPILE_TIMEOUT_MS = 10_000;
 
 /** What the stand-in renderer does for the next job. */
-let next: () => Promise<Outcome>;
-const failed = (status: number, message: string) => async (): Promise<Outcome> => {
-  const frame = jsonErrorBody(message);
-  return { kind: 'failed', status, errorBody: frame, compileMs: 1, frame, typstVersion: '0.11.1' };
+let next: () => Promise<JobResult>;
+const failed = (status: number, message: string) => async (): Promise<JobResult> => {
+  return { kind: 'failed', status, errorBody: jsonErrorBody(message), compileMs: 1, residentBytes: 0, engine: '0.11', relaid: false };
 };
-const throws = (error: Error) => async (): Promise<Outcome> => {
+const throws = (error: Error) => async (): Promise<JobResult> => {
   throw error;
 };
 
@@ -70,7 +68,7 @@ const generate = (payload: string, headers: Record<string, string> = {}) =>
   });
 
 /** Answers a generate request after telling the stand-in renderer what to do. */
-const via = (behaviour: () => Promise<Outcome>) => () => {
+const via = (behaviour: () => Promise<JobResult>) => () => {
   next = behaviour;
   return generate(BODY);
 };

@@ -20,6 +20,7 @@ import { oversizedImage } from './image-size.js';
 import type { AssetEntry, BodyError, Kind, Range } from './layout.js';
 import { firstEscape, unescapeInto, withUnescaped } from './json-string.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
+import { wipe } from '../retention/wipe.js';
 
 export const MAX_ASSETS = 1000;
 
@@ -135,8 +136,7 @@ export class AssetTable {
 
   /** Zero-fills the names kept; finish() does it too. */
   wipe(): void {
-    this.names.fill(0);
-    this.scratch.fill(0);
+    wipe(this.names, this.scratch);
   }
 
   private sameName(k: number, bytes: Uint8Array, from: number, to: number): boolean {
@@ -151,7 +151,7 @@ export class AssetTable {
     if (at + (to - from) > this.names.length) {
       const grown = ownedBuffer(Math.max(4096, this.names.length * 2, at + (to - from)));
       grown.set(this.names.subarray(0, at));
-      this.names.fill(0);
+      wipe(this.names);
       this.names = grown;
     }
     this.names.set(bytes.subarray(from, to), at);

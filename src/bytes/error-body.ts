@@ -11,6 +11,7 @@ import { isUtf8 } from 'node:buffer';
 import type { BodyError } from './layout.js';
 import { utf8Width } from './text-position.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
+import { wipe } from '../retention/wipe.js';
 
 /** At most this many bytes of a name are quoted, cut where no escape or character is split. */
 const NAME_BYTES = 100;
@@ -85,6 +86,6 @@ export function errorBody(body: Uint8Array, error: BodyError): Buffer {
     out.set(part, at);
     at += part.length;
   }
-  if (error.raw) name.fill(0);
+  if (error.raw) wipe(name);
   return out;
 }

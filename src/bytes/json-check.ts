@@ -49,6 +49,7 @@ import {
   SIGNATURE_TEXT_CHARS,
 } from '../typst-version.js';
 import type { AssetEntry, BodyError, BodyLayout, Kind, Range } from './layout.js';
+import { wipe } from '../retention/wipe.js';
 
 export type BodyCheck = { ok: true; layout: BodyLayout } | { ok: false; error: BodyError };
 
@@ -107,7 +108,7 @@ function fieldOf(body: Uint8Array, start: number, end: number): FieldName | unde
   }
   const decoded = unescapeJsonString(body, { start, end });
   const found = FIELD_BYTES.findIndex((name) => name.equals(decoded));
-  decoded.fill(0);
+  wipe(decoded);
   return found < 0 ? undefined : FIELD_NAMES[found];
 }
 
@@ -192,7 +193,7 @@ const isNull = (body: Uint8Array, field: Field) => field.kind === 'literal' && b
 function oneOf<T extends string>(body: Uint8Array, range: Range, values: readonly T[]): T | undefined {
   const decoded = unescapeJsonString(body, range);
   const found = values.find((value) => decoded.equals(Buffer.from(value)));
-  decoded.fill(0);
+  wipe(decoded);
   return found;
 }
 
@@ -324,7 +325,7 @@ function isShortText(body: Uint8Array, range: Range): boolean {
   let chars = 0;
   for (const byte of decoded) if ((byte & 0xc0) !== 0x80) chars++;
   const ok = chars <= SIGNATURE_TEXT_CHARS && isUtf8(decoded);
-  decoded.fill(0);
+  wipe(decoded);
   return ok;
 }
 

@@ -11,6 +11,7 @@
  */
 import type { Range } from './layout.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
+import { wipe } from '../retention/wipe.js';
 
 const BACKSLASH = 0x5c;
 
@@ -132,6 +133,6 @@ export function withUnescaped<T>(body: Uint8Array, range: Range, use: (bytes: Ui
   try {
     return use(out, 0, unescapeInto(body, range.start, range.end, first, out));
   } finally {
-    out.fill(0);
+    wipe(out);
   }
 }

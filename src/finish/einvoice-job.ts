@@ -12,6 +12,7 @@ import { EINVOICE_MESSAGES, einvoiceWarningsHeader } from '../messages.js';
 import type { EinvoiceOptions } from '../typst-version.js';
 import { DEFAULT_XML_NAME } from './facturx.js';
 import { type EinvoiceFailure, finishEinvoice } from './einvoice.js';
+import { wipe } from '../retention/wipe.js';
 
 export type FinishedJob = { ok: true; pdf: Buffer; warnings: Buffer } | { ok: false; errorBody: Buffer };
 
@@ -22,7 +23,7 @@ function assetNamed(job: Job, name: Buffer): Buffer | undefined {
     const asset = layout.assets[i]!;
     const candidate = assetName(body, layout, asset);
     const same = candidate.equals(name);
-    candidate.fill(0);
+    wipe(candidate);
     if (same) return assetContent(body, layout, asset);
   }
   return undefined;
@@ -63,6 +64,6 @@ export function finishJob(job: Job, einvoice: EinvoiceOptions, pdf: Buffer): Fin
     const warnings = Buffer.from(einvoiceWarningsHeader(finished.warnings), 'latin1');
     return { ok: true, pdf: finished.pdf, warnings };
   } finally {
-    xmlName.fill(0);
+    wipe(xmlName);
   }
 }

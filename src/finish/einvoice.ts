@@ -26,6 +26,7 @@ import { PdfObjects } from './pdf-objects.js';
 import { entryOf } from './pdf-syntax.js';
 import { asDict, name, type PdfDict, PdfRef, PdfString, type PdfValue } from './pdf-values.js';
 import { checkXml, type XmlRefusal } from './xml-schema.js';
+import { wipe } from '../retention/wipe.js';
 
 export interface EinvoiceRequest {
   /** The XML's name as the request gives it (UTF-8 bytes; the caller wipes them). */
@@ -44,7 +45,7 @@ function textForms(utf8: Buffer): Buffer[] {
   const utf16 = Buffer.from(utf8.toString('utf8'), 'utf16le').swap16();
   const forms = [Buffer.concat([Buffer.from([0xfe, 0xff]), utf16])];
   if (utf8.every((b) => b < 0x80)) forms.push(Buffer.from(utf8));
-  utf16.fill(0);
+  wipe(utf16);
   return forms;
 }
 
@@ -66,7 +67,7 @@ function finish(objects: PdfObjects, request: EinvoiceRequest): Finished {
   const attachments = nameTreeEntries(objects, names?.get('EmbeddedFiles'));
   const wanted = textForms(request.xmlName);
   const attached = attachments.find((a) => wanted.some((form) => form.equals(a.key)));
-  for (const form of wanted) form.fill(0);
+  for (const form of wanted) wipe(form);
 
   let xml = attached ? embeddedBytes(objects, attached.spec) : undefined;
   xml ??= request.asset();
@@ -152,7 +153,7 @@ function finish(objects: PdfObjects, request: EinvoiceRequest): Finished {
     try {
       xmp = mergeFacturXmp(packet, profile);
     } finally {
-      packet.fill(0);
+      wipe(packet);
     }
     const metadataDict: PdfDict = new Map(metadata);
     metadataDict.delete('Filter');
@@ -167,7 +168,7 @@ function finish(objects: PdfObjects, request: EinvoiceRequest): Finished {
     const { pdf } = appendUpdate(objects, updated);
     return { ok: true, pdf, warnings };
   } finally {
-    xml.fill(0);
-    xmp?.fill(0);
+    wipe(xml);
+    wipe(xmp);
   }
 }

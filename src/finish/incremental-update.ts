@@ -9,6 +9,7 @@
  * signature's) keep their place, and a later step appends its own update
  * after this one in the same way.
  */
+import { wipe } from '../retention/wipe.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import type { PdfObjects } from './pdf-objects.js';
 import { entryOf } from './pdf-syntax.js';
@@ -106,7 +107,7 @@ export function appendUpdate(objects: PdfObjects, updated: NewObject[]): Appende
     at += part.length;
   }
   // The copies of the objects (the catalog, the XMP, the XML, the caller's texts) are in `pdf` now.
-  for (const part of parts) part.fill(0);
+  for (const part of parts) wipe(part);
   return { pdf, valueAt };
 }
 

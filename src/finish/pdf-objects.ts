@@ -13,6 +13,7 @@
  * strings read into values) may be request content: `wipe()` zero-fills it,
  * and the one who made the reader calls it when the step is done.
  */
+import { wipe } from '../retention/wipe.js';
 import { decodeStream } from './pdf-streams.js';
 import {
   arrayItems,
@@ -190,9 +191,9 @@ export class PdfObjects {
 
   /** Zero-fills the decoded object streams and every string read into a value. */
   wipe(): void {
-    for (const { bytes } of this.decoded.values()) bytes.fill(0);
+    for (const { bytes } of this.decoded.values()) wipe(bytes);
     this.decoded.clear();
-    for (const bytes of this.strings) bytes.fill(0);
+    for (const bytes of this.strings) wipe(bytes);
     this.strings.length = 0;
   }
 
@@ -255,7 +256,7 @@ export class PdfObjects {
         }
       }
     } finally {
-      data.fill(0);
+      wipe(data);
     }
   }
 

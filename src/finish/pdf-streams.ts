@@ -3,6 +3,7 @@
  * (what Typst and the writers of cross-reference and object streams use),
  * with or without a PNG predictor. Any other filter is a PdfSyntaxError.
  */
+import { wipe } from '../retention/wipe.js';
 import { inflateSync } from 'node:zlib';
 import { arrayItems, bytesAre, dictionaryAt, type Entry, entryOf, integerOf, PdfSyntaxError, type Span } from './pdf-syntax.js';
 
@@ -56,7 +57,7 @@ function unpredict(data: Buffer, bytes: Uint8Array, parms: Entry[]): Buffer {
       out[r * columns + c] = (x + predicted) & 0xff;
     }
   }
-  data.fill(0);
+  wipe(data);
   return out;
 }
 

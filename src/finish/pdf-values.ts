@@ -9,6 +9,7 @@
  * Every read is linear in what it reads, and nesting is bounded, so a
  * hostile file costs no more than its size.
  */
+import { wipe } from '../retention/wipe.js';
 import {
   bytesAre,
   hexValue,
@@ -160,7 +161,7 @@ function readHexString(pdf: Uint8Array, start: number, strings: Buffer[]): { val
   }
   if (high >= 0) bytes.push(high * 16);
   const value = Buffer.from(bytes);
-  bytes.fill(0);
+  wipe(bytes);
   strings.push(value);
   return { value: new PdfString(value), end: i };
 }

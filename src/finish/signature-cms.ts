@@ -19,6 +19,7 @@ import { createHash, randomBytes, sign } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import type { SigningIdentity } from './signature-identity.js';
+import { wipe } from '../retention/wipe.js';
 
 const OID = {
   data: '1.2.840.113549.1.7.1',
@@ -85,12 +86,12 @@ export class CmsSigner {
     const attributes = Buffer.from(first.signedAttributes);
     digest.copy(attributes, first.attributesDigestAt);
     const signature = sign('sha256', attributes, this.identity.key);
-    attributes.fill(0);
+    wipe(attributes);
     const template = this.template(signature.length);
     const cms = Buffer.from(template.cms);
     digest.copy(cms, template.cmsDigestAt);
     signature.copy(cms, template.cmsSignatureAt);
-    signature.fill(0);
+    wipe(signature);
     return cms;
   }
 

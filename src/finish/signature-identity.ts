@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import * as pkijs from 'pkijs';
+import { wipe } from '../retention/wipe.js';
 
 export interface SigningIdentity {
   key: KeyObject;
@@ -55,14 +56,14 @@ export async function loadSigningIdentity(p12File: string, passwordFile: string)
   const p12 = readSetting(p12File, 'SIGNING_P12_FILE');
   const passwordBytes = readSetting(passwordFile, 'SIGNING_PASSWORD_FILE');
   const password = arrayBufferOf(passwordOf(passwordBytes));
-  passwordBytes.fill(0);
+  wipe(passwordBytes);
   let pfx: pkijs.PFX;
   try {
     pfx = pkijs.PFX.fromBER(arrayBufferOf(p12));
   } catch {
     throw new SigningIdentityError(`SIGNING_P12_FILE is not a PKCS#12 (.p12, .pfx) file (${p12File})`);
   } finally {
-    p12.fill(0);
+    wipe(p12);
   }
   try {
     await pfx.parseInternalValues({ password, checkIntegrity: true });
@@ -101,17 +102,17 @@ export async function loadSigningIdentity(p12File: string, passwordFile: string)
   } catch (error) {
     throw unreadable(p12File, error);
   } finally {
-    new Uint8Array(password).fill(0);
+    wipe(new Uint8Array(password));
   }
   if (keys.length !== 1) {
-    for (const key of keys) key.fill(0);
+    for (const key of keys) wipe(key);
     throw new SigningIdentityError(`SIGNING_P12_FILE must hold exactly one private key, it holds ${keys.length} (${p12File})`);
   }
   let key: KeyObject;
   try {
     key = createPrivateKey({ key: Buffer.from(keys[0]!.buffer, keys[0]!.byteOffset, keys[0]!.length), format: 'der', type: 'pkcs8' });
   } finally {
-    keys[0]!.fill(0);
+    wipe(keys[0]!);
   }
   if (key.asymmetricKeyType !== 'rsa' && key.asymmetricKeyType !== 'ec') {
     throw new SigningIdentityError(`SIGNING_P12_FILE's key must be RSA or EC, it is ${key.asymmetricKeyType} (${p12File})`);

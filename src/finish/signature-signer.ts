@@ -21,6 +21,7 @@ import { CmsSigner } from './signature-cms.js';
 import type { SigningIdentity } from './signature-identity.js';
 import { appendSignatureUpdate, type SignatureTexts } from './signature-update.js';
 import { pdfTextString } from './signature-text.js';
+import { wipe } from '../retention/wipe.js';
 
 const HEX = Buffer.from('0123456789abcdef');
 
@@ -46,7 +47,7 @@ export class PdfSigner {
     try {
       update = appendSignatureUpdate(pdf, texts, this.cms.maxBytes, time);
     } finally {
-      for (const text of Object.values(texts)) text.fill(0);
+      for (const text of Object.values(texts)) wipe(text);
     }
     const signed = update.pdf;
     try {
@@ -57,15 +58,15 @@ export class PdfSigner {
       signed.write(ranges.join(' ').padEnd(update.byteRange.end - update.byteRange.start, ' '), update.byteRange.start, 'latin1');
       const digest = await rangesDigest(signed, at, afterContents);
       const cms = this.cms.sign(digest);
-      digest.fill(0);
+      wipe(digest);
       let o = at + 1;
       for (const byte of cms) {
         signed[o++] = HEX[byte >> 4]!;
         signed[o++] = HEX[byte & 0xf]!;
       }
-      cms.fill(0);
+      wipe(cms);
     } catch (error) {
-      signed.fill(0);
+      wipe(signed);
       throw error;
     }
     return signed;

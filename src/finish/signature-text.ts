@@ -4,6 +4,7 @@
  * JavaScript string: printable ASCII as a literal `(...)` (with `(`, `)` and
  * `\` escaped), anything else as UTF-16BE with its byte order mark, in hex.
  */
+import { wipe } from '../retention/wipe.js';
 import type { Range } from '../bytes/layout.js';
 import { unescapeJsonString } from '../bytes/json-string.js';
 
@@ -15,7 +16,7 @@ export function pdfTextString(body: Uint8Array, range: Range): Buffer {
   try {
     return utf8.every((b) => b >= 0x20 && b <= 0x7e) ? literal(utf8) : utf16Hex(utf8);
   } finally {
-    utf8.fill(0);
+    wipe(utf8);
   }
 }
 

@@ -21,7 +21,7 @@ function ipv6Groups(address: string): number[] | undefined {
   const parse = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
   const front = parse(head);
   const back = tail === undefined ? [] : parse(tail);
-  const zeros = tail === undefined ? [] : new Array<number>(8 - front.length - back.length).fill(0);
+  const zeros = tail === undefined ? [] : Array.from({ length: 8 - front.length - back.length }, () => 0);
   return [...front, ...zeros, ...back];
 }
 

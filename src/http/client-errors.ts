@@ -20,6 +20,7 @@ import type { PendingBodies } from '../request/pending-bodies.js';
 import { jsonErrorBody } from '../bytes/error-body.js';
 import { MESSAGES } from '../messages.js';
 import { HttpError, sendError } from './errors.js';
+import { wipe } from '../retention/wipe.js';
 
 interface ClientError extends Error {
   code?: string;
@@ -66,7 +67,7 @@ export function clientErrorHandler(bodies: PendingBodies) {
   return (error: ClientError, socket: Socket): void => {
     // The bytes Node had read when it gave up may hold request content.
     const raw = (error as { rawPacket?: unknown }).rawPacket;
-    if (raw instanceof Uint8Array) raw.fill(0);
+    if (raw instanceof Uint8Array) wipe(raw);
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     const inFlight = (socket as Socket & { _httpMessage?: InFlight })._httpMessage;
     if (inFlight) answerInFlight(error, socket, inFlight, bodies);
@@ -124,7 +125,7 @@ export async function requireHost(request: FastifyRequest): Promise<void> {
  */
 export function refuseConnect(server: Server): void {
   server.on('connect', (_request: IncomingMessage, socket: Socket, head: Buffer) => {
-    head.fill(0);
+    wipe(head);
     socket.on('error', () => undefined);
     socket.end(rawAnswer(501, MESSAGES.connectUnsupported));
   });

@@ -63,8 +63,7 @@ function toHttpError(error: unknown, compileTimeoutMs: number): HttpError {
 export function sendError(reply: FastifyReply, error: HttpError): FastifyReply {
   reply.code(error.statusCode).headers(error.headers).type('application/json; charset=utf-8');
   if (!error.body) return reply.send(jsonErrorBody(error.message));
-  reply.wipeAfterResponse(error.body);
-  return reply.send(error.body);
+  return reply.send(reply.holdings.hold(error.body));
 }
 
 /** Fastify error handler: answers, and logs only the kind of error, never its message. */

@@ -15,7 +15,12 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
-/** Requests that asked for `100 Continue` and have not been sent it yet. */
+/**
+ * Requests that asked for `100 Continue` and have not been sent it yet. The
+ * one piece of module state here: per-process wiring between Node's
+ * 'checkContinue' event and the body parser, keyed weakly by request, so it
+ * holds nothing past a request's life.
+ */
 const awaitingContinue = new WeakMap<IncomingMessage, ServerResponse>();
 
 export function registerExpectations(app: FastifyInstance): void {

@@ -7,12 +7,13 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { EINVOICE_PROFILES } from '../api-values.js';
-import { giveBack, wipeBody } from '../retention/body-pool.js';
+import { giveBack } from '../retention/body-pool.js';
+import type { Holdings } from '../retention/holdings.js';
+import { wipe } from '../retention/wipe.js';
 import { checkBody } from '../bytes/json-check.js';
 import type { BodyLayout, Job } from '../bytes/layout.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../render/errors.js';
-import type { Outcome } from '../render/job.js';
-import { httpStatus, WORKER_STATUS } from '../render/job.js';
+import { httpStatus, type JobResult, WORKER_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
 import type { CrashLimit } from './crash-limit.js';
 import { requireJsonWithinLimit } from './json-body.js';
@@ -36,7 +37,8 @@ const SIGNATURE_FIELD_MEANINGS: Record<SignatureField, string> = {
 };
 
 export interface Renderer {
-  render(job: Job, signal?: AbortSignal): Promise<Outcome>;
+  /** The job's result; its bytes are handed to `held` (render/pool.ts). */
+  render(job: Job, held: Holdings, signal?: AbortSignal): Promise<JobResult>;
 }
 
 /** The request body's schema, for the OpenAPI document (the body is checked byte by byte in src/bytes/json-check.ts). */
@@ -200,22 +202,22 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     // once the job has settled too: only then has the pipe to the worker stopped reading from it.
     // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
     // One listener for both: a large PDF's stream adds its own, and Node warns past ten.
+    reply.holdings.hold(bytes);
     let settled: Promise<unknown> = Promise.resolve();
     const abort = new AbortController();
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) abort.abort();
-      wipeBody(bytes);
       const giveBackBuffer = () => giveBack(bytes);
       settled.then(giveBackBuffer, giveBackBuffer);
     });
     // A body whose `data` was located, not read, is refused after its compile, with its exact layout (below).
     if (job.layout.signature && !signer && !job.layout.dataUnchecked) throw new HttpError(400, MESSAGES.noSigningIdentity);
     if (answers.full()) throw new PoolUnavailableError('answers_pending');
-    const rendering = renderer.render(job, abort.signal);
+    const rendering = renderer.render(job, reply.holdings, abort.signal);
     settled = rendering;
     // A worker that died with the job (answered 500 by the error handler) counts toward the key's crash limit.
     rendering.catch((error: unknown) => error instanceof WorkerCrashError && crashes.count(request));
-    let result: Outcome;
+    let result: JobResult;
     try {
       result = await rendering;
     } catch (error) {
@@ -225,33 +227,33 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
       }
       throw error;
     }
-    reply.wipeAfterResponse(result.frame);
     request.compileMs = result.compileMs;
-    reply.header('x-typst-version', result.typstVersion);
+    reply.header('x-typst-version', ENGINE_VERSIONS[result.engine]);
     if (result.kind === 'failed') {
       if (result.status === WORKER_STATUS.pdfTooLarge) request.outputRefused = 'pdf_too_large';
       return reply.code(httpStatus(result.status)).type('application/json; charset=utf-8').send(result.errorBody);
     }
-    if (result.warnings) reply.header('x-typst-warnings', result.warnings);
-    if (result.einvoiceWarnings) reply.header('x-einvoice-warnings', result.einvoiceWarnings);
+    const { warnings, einvoiceWarnings } = result;
+    if (warnings.length > 0) reply.header('x-typst-warnings', warnings.toString('latin1'));
+    if (einvoiceWarnings.length > 0) reply.header('x-einvoice-warnings', einvoiceWarnings.toString('latin1'));
     const signature = result.relaid ? exactLayout(bytes).signature : job.layout.signature;
     if (signature && !signer) {
-      result.frame.fill(0);
+      wipe(result.pdf, warnings, einvoiceWarnings);
       throw new HttpError(400, MESSAGES.noSigningIdentity);
     }
     let pdf = result.pdf;
     if (signature && signer) {
       // Signed here, in the server, not in the worker: the key never goes where a template runs,
       // and the PDF is whole here (see finish/signature-signer.ts). The worker's copy goes at once.
-      pdf = await signer.sign(result.pdf, bytes, signature);
-      reply.wipeAfterResponse(pdf);
-      result.frame.fill(0);
+      pdf = reply.holdings.hold(await signer.sign(result.pdf, bytes, signature));
+      wipe(result.pdf, warnings, einvoiceWarnings);
     }
     reply.code(200).headers({
       'content-type': 'application/pdf',
       'content-length': String(pdf.length),
       'content-disposition': 'inline; filename="document.pdf"',
     });
-    return answers.send(request, reply, pdf, pdf === result.pdf ? result.frame.length : pdf.length);
+    // The worker's PDF holds the whole frame it is a view of (the frame is its ArrayBuffer).
+    return answers.send(request, reply, pdf, pdf === result.pdf ? result.pdf.buffer.byteLength : pdf.length);
   });
 }

@@ -29,6 +29,7 @@ import { VIRTUAL_ROOT } from './virtual-root.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import { type Binding, bindingOf, type Compiler, type CompilerArgs, exportRefusal } from './bindings.js';
 import type { EngineId } from '../typst-version.js';
+import { wipe } from '../retention/wipe.js';
 
 /**
  * The service's own files. Their names start with `~`, which no asset name
@@ -189,7 +190,7 @@ export class TypstEngine {
       const warnings = unknownFontWarnings(source, this.knownFamilies);
       return { ok: true, pdf, warnings };
     } finally {
-      template.fill(0);
+      wipe(template);
     }
   }
 
@@ -266,16 +267,16 @@ export class TypstEngine {
         // The path is a string the binding needs (a name, never the content).
         const name = assetName(body, layout, asset);
         assets.set(name.toString('utf8'), assetContent(body, layout, asset));
-        name.fill(0);
+        wipe(name);
       }
       const budget = { bytes: INLINE_BUDGET_BYTES };
       for (const [name, content] of assets) {
         const linked = isSvg(name) ? inlineLinkedAssets(name, content, assets, budget) : content;
         this.compiler.mapShadow(`${VIRTUAL_ROOT}/${name}`, linked);
-        if (linked !== content) linked.fill(0);
+        if (linked !== content) wipe(linked);
       }
     } finally {
-      for (const content of assets.values()) content.fill(0);
+      for (const content of assets.values()) wipe(content);
     }
   }
 
@@ -285,7 +286,7 @@ export class TypstEngine {
     prefix.copy(main, 0);
     source.copy(main, prefix.length);
     this.compiler.mapShadow(path, main);
-    main.fill(0);
+    wipe(main);
   }
 
   /** Why the main file did not compile: its first error, placed in the template (or the body) as sent. */

@@ -2,7 +2,7 @@
  * Why a render did not come back from a worker. The HTTP layer maps each
  * to its status and message (src/http/errors.ts); none carries request
  * content. A template that fails is not an error here: the worker answers
- * it with its own 400 body (see Outcome in job.ts).
+ * it with its own 400 body (see JobResult in job.ts).
  */
 
 /** The compile ran past the time limit; its worker was killed (422). */

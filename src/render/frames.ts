@@ -21,7 +21,9 @@ import type { Socket } from 'node:net';
 import { EINVOICE_PROFILES } from '../api-values.js';
 import type { BodyLayout, Job } from '../bytes/layout.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
-import { ENGINE_IDS, type EngineId, PDF_STANDARDS } from '../typst-version.js';
+import { wipe } from '../retention/wipe.js';
+import { ENGINE_IDS, PDF_STANDARDS } from '../typst-version.js';
+import type { JobReport, JobResult } from './job.js';
 
 export const FrameType = { Job: 1, Started: 2, Done: 3, Failed: 4 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
@@ -124,21 +126,6 @@ export function writeStarted(socket: Socket, id: number, onWritten?: (error?: Er
   writeFrame(socket, head(FrameType.Started, id, 0, 0), undefined, onWritten);
 }
 
-/** What a worker reports with every outcome. */
-export interface JobReport {
-  compileMs: number;
-  /** The worker's resident memory after the job. */
-  residentBytes: number;
-  /** The engine the job ran on: the one it names, unless the worker's exact check of its body found otherwise. */
-  engine: EngineId;
-  /**
-   * The worker compiled with the layout its exact check found, not the one it
-   * was given (the server's quick check located `data` wrongly): whatever the
-   * server read from its own layout may be wrong too.
-   */
-  relaid: boolean;
-}
-
 const REPORT_BYTES = 17;
 /** The high bit of the report's engine byte: JobReport.relaid. */
 const RELAID = 0x80;
@@ -163,34 +150,29 @@ function readReport(bytes: Buffer): JobReport {
   };
 }
 
-export function writeDone(
-  socket: Socket,
-  id: number,
-  report: JobReport,
-  warnings: Buffer,
-  einvoiceWarnings: Buffer,
-  pdf: Uint8Array,
-  onWritten: (error?: Error | null) => void,
-): void {
+/**
+ * Writes a job's result: a Done frame for a PDF (its warnings in the head,
+ * the PDF as the payload), a Failed frame for an error answer. `onWritten`
+ * runs once the payload is handed to the kernel: only then may the
+ * result's bytes be wiped. The head, which holds the warnings, is wiped then too.
+ */
+export function writeResult(socket: Socket, id: number, result: JobResult, onWritten: () => void): void {
+  if (result.kind === 'failed') {
+    const frameHead = head(FrameType.Failed, id, REPORT_BYTES + 2, result.errorBody.length);
+    frameHead.writeUInt16LE(result.status, writeReport(frameHead, result));
+    writeFrame(socket, frameHead, result.errorBody, onWritten);
+    return;
+  }
+  const { warnings, einvoiceWarnings, pdf } = result;
   const frameHead = head(FrameType.Done, id, REPORT_BYTES + 8 + warnings.length + einvoiceWarnings.length, pdf.length);
-  let at = frameHead.writeUInt32LE(warnings.length, writeReport(frameHead, report));
+  let at = frameHead.writeUInt32LE(warnings.length, writeReport(frameHead, result));
   at += warnings.copy(frameHead, at);
   at = frameHead.writeUInt32LE(einvoiceWarnings.length, at);
   einvoiceWarnings.copy(frameHead, at);
-  writeFrame(socket, frameHead, pdf, onWritten);
-}
-
-export function writeFailed(
-  socket: Socket,
-  id: number,
-  report: JobReport,
-  status: number,
-  errorBody: Uint8Array,
-  onWritten: (error?: Error | null) => void,
-): void {
-  const frameHead = head(FrameType.Failed, id, REPORT_BYTES + 2, errorBody.length);
-  frameHead.writeUInt16LE(status, writeReport(frameHead, report));
-  writeFrame(socket, frameHead, errorBody, onWritten);
+  writeFrame(socket, frameHead, pdf, () => {
+    wipe(frameHead);
+    onWritten();
+  });
 }
 
 /** A received frame: its bytes (after the length), owned by the receiver, who zero-fills them when done. */
@@ -224,22 +206,18 @@ export function readJob(frame: Frame): Job {
   return { body: bytes.subarray(at), layout: { data, template, assets, ...options } };
 }
 
-export type OutcomeFrame = JobReport &
-  ({ kind: 'done'; warnings: Buffer; einvoiceWarnings: Buffer; pdf: Buffer } | { kind: 'failed'; status: number; errorBody: Buffer });
-
-/** Reads a Done or Failed frame (views into the frame's bytes). */
-export function readOutcome(frame: Frame): OutcomeFrame {
+/** Reads a Done or Failed frame: its buffers are views into the frame's bytes. */
+export function readResult(frame: Frame): JobResult {
   const { bytes } = frame;
   const report = readReport(bytes);
   const fields = TAG_BYTES + REPORT_BYTES;
   if (frame.type === FrameType.Done) {
     const warningsEnd = fields + 4 + bytes.readUInt32LE(fields);
     const einvoiceEnd = warningsEnd + 4 + bytes.readUInt32LE(warningsEnd);
-    const warnings = bytes.subarray(fields + 4, warningsEnd);
     return {
-      kind: 'done',
+      kind: 'pdf',
       ...report,
-      warnings,
+      warnings: bytes.subarray(fields + 4, warningsEnd),
       einvoiceWarnings: bytes.subarray(warningsEnd + 4, einvoiceEnd),
       pdf: bytes.subarray(einvoiceEnd),
     };
@@ -289,12 +267,12 @@ export class FrameReader {
         this.onFrame(frameOf(frame));
       }
     }
-    chunk.fill(0);
+    wipe(chunk);
   }
 
   /** Drops a frame cut off by a closed pipe. */
   discard(): void {
-    this.frame?.fill(0);
+    wipe(this.frame);
     this.frame = undefined;
   }
 }

@@ -1,34 +1,53 @@
 /**
- * What a job comes to: the one `Outcome` the pool hands back for the one
+ * What a job comes to: the one `JobResult` that comes back for the one
  * `Job` (bytes/layout.ts) that the route hands the pool, the pool the
- * worker and the worker its engine; the parts of an outcome a worker words
+ * worker and the worker its engine. The parts of a result a worker words
  * (warnings, a template's failure) are in src/api-values.ts.
- * Jobs and outcomes travel as frames of raw bytes on the worker's own pipe
+ * Jobs and results travel as frames of raw bytes on the worker's own pipe
  * (frames.ts); the messages of a worker's start go over Node's IPC channel
  * (worker-start.ts: they carry no request content).
  */
+import type { EngineId } from '../typst-version.js';
+
+/** What a worker reports with every result. */
+export interface JobReport {
+  compileMs: number;
+  /** The worker's resident memory after the job, for the memory cap. */
+  residentBytes: number;
+  /** The engine the job ran on (`X-Typst-Version`): the one it names, unless the worker's exact check of its body found otherwise. */
+  engine: EngineId;
+  /**
+   * The worker compiled with the layout its exact check found, not the one it
+   * was given (the server's quick check located `data` wrongly): whatever the
+   * server read from its own layout may be wrong too.
+   */
+  relaid: boolean;
+}
 
 /**
- * What a job came to. `frame` holds the answer's bytes (`pdf` or
- * `errorBody` are views into it); the caller zero-fills it once sent.
+ * What a job came to: the one type the worker's run makes (job-run.ts), the
+ * pipe carries (frames.ts) and the pool hands the route: the worker's
+ * report, and the answer.
  */
-export type Outcome = (
+export type JobResult = JobReport & JobAnswer;
+
+/**
+ * A PDF with the answer's header values (ASCII; empty: none), or a status
+ * and the error answer's bytes. Its buffers are request content, held by a
+ * `Holdings` (retention/holdings.ts): in the worker until the pipe has
+ * them, in the server by the response (they are views of the frame it was
+ * read from).
+ */
+export type JobAnswer =
   | {
       kind: 'pdf';
       pdf: Buffer;
-      warnings: string | undefined;
+      /** `X-Typst-Warnings`. */
+      warnings: Buffer;
       /** The e-invoice business rules' warnings (`X-Einvoice-Warnings`). */
-      einvoiceWarnings?: string | undefined;
-      compileMs: number;
-      frame: Buffer;
-      /** Compiled with the layout of the worker's exact check of the body, not the server's (frames.ts JobReport). */
-      relaid: boolean;
+      einvoiceWarnings: Buffer;
     }
-  | { kind: 'failed'; status: number; errorBody: Buffer; compileMs: number; frame: Buffer }
-) & {
-  /** The exact Typst version of the engine the job ran on (`X-Typst-Version`). */
-  typstVersion: string;
-};
+  | { kind: 'failed'; status: number; errorBody: Buffer };
 
 /** The statuses a worker answers itself, with a body it made (messages.ts words it). */
 export const WORKER_STATUS = {

@@ -21,12 +21,13 @@ import type { Config } from '../config.js';
 import type { EngineOptions } from './engine.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from './errors.js';
 import type { FontFamilyInfo } from './fonts/types.js';
-import { FrameReader, FrameType, readOutcome, writeJob, type Frame } from './frames.js';
+import { type Frame, FrameReader, FrameType, readResult, writeJob } from './frames.js';
 import { JobQueue, release, type Waiting } from './job-queue.js';
 import { ResidentMemory, watchAllocationFailure } from './memory-watch.js';
-import type { Outcome } from './job.js';
+import type { JobResult } from './job.js';
+import type { Holdings } from '../retention/holdings.js';
 import { scrubReadBuffer } from '../retention/read-buffer-scrub.js';
-import { ENGINE_VERSIONS } from '../typst-version.js';
+import { wipe } from '../retention/wipe.js';
 import { sendOptions, type StartReport } from './worker-start.js';
 
 /**
@@ -59,8 +60,14 @@ export interface PoolStats {
   spare: number;
 }
 
+/** A job, and who holds its result's bytes (the frame they are read from). */
+interface HeldJob {
+  job: Job;
+  held: Holdings;
+}
+
 /** A job waiting for a worker, or running on one. */
-type Queued = Waiting<Job, Outcome>;
+type Queued = Waiting<HeldJob, JobResult>;
 
 interface Running extends Queued {
   id: number;
@@ -113,7 +120,7 @@ const SUPERVISE_MS = 50;
 
 export class RenderPool extends EventEmitter {
   private readonly slots = new Set<Slot>();
-  private readonly queue: JobQueue<Job, Outcome>;
+  private readonly queue: JobQueue<HeldJob, JobResult>;
   private nextJobId = 1;
   private closing = false;
   private consecutiveStartFailures = 0;
@@ -135,17 +142,21 @@ export class RenderPool extends EventEmitter {
     this.topUpSpares();
   }
 
-  /** Queues one compile. Rejects with one of the errors of ./errors.ts. */
-  render(input: Job, signal?: AbortSignal): Promise<Outcome> {
+  /**
+   * Queues one compile. The result's bytes are views of the frame it came
+   * in, which is handed to `held` as it is read. Rejects with one of the
+   * errors of ./errors.ts.
+   */
+  render(job: Job, held: Holdings, signal?: AbortSignal): Promise<JobResult> {
     if (this.closing) return Promise.reject(new PoolUnavailableError('shutting_down'));
     const idle = this.idleSlot();
     if (!idle && this.queue.length >= this.options.queueLimit) {
       return Promise.reject(new PoolUnavailableError('queue_full'));
     }
-    return new Promise<Outcome>((resolve, reject) => {
-      const job: Queued = { input, resolve, reject, signal };
-      if (idle) this.run(idle, job);
-      else this.queue.add(job, 'back');
+    return new Promise<JobResult>((resolve, reject) => {
+      const queued: Queued = { input: { job, held }, resolve, reject, signal };
+      if (idle) this.run(idle, queued);
+      else this.queue.add(queued, 'back');
     });
   }
 
@@ -214,7 +225,7 @@ export class RenderPool extends EventEmitter {
       try {
         reader.push(chunk);
       } catch {
-        chunk.fill(0);
+        wipe(chunk);
         this.kill(slot, 'crash'); // a broken frame: the worker is not to be trusted with another job
       }
     });
@@ -260,11 +271,11 @@ export class RenderPool extends EventEmitter {
     }
     if (frame.type === FrameType.Done || frame.type === FrameType.Failed) {
       this.finish(slot, frame);
-      // The outcome was read through Node's read buffer: an answer nobody waits for any more is not answered, so scrub here too.
+      // The result was read through Node's read buffer: an answer nobody waits for any more is not answered, so scrub here too.
       scrubReadBuffer();
       return;
     }
-    frame.bytes.fill(0);
+    wipe(frame.bytes);
   }
 
   private onExit(slot: Slot): void {
@@ -329,7 +340,7 @@ export class RenderPool extends EventEmitter {
     const id = this.nextJobId++;
     slot.running = { ...job, id, since: performance.now() };
     slot.state = 'busy';
-    writeJob(slot.pipe, id, job.input.body, job.input.layout);
+    writeJob(slot.pipe, id, job.input.job.body, job.input.job.layout);
   }
 
   /** The supervisor's tick: ends a worker past the compile limit, silent past ACK_TIMEOUT_MS, or over the memory cap. */
@@ -355,45 +366,23 @@ export class RenderPool extends EventEmitter {
 
   private finish(slot: Slot, frame: Frame): void {
     const running = slot.running;
-    if (!running || running.id !== frame.id) return void frame.bytes.fill(0);
-    // Read first: a broken outcome is wiped and thrown, and the worker's end then fails the job (spawn's 'data' listener).
-    let outcome: ReturnType<typeof readOutcome>;
+    if (!running || running.id !== frame.id) return void wipe(frame.bytes);
+    // Read first: a broken result is wiped and thrown, and the worker's end then fails the job (spawn's 'data' listener).
+    let result: JobResult;
     try {
-      outcome = readOutcome(frame);
+      result = readResult(frame);
     } catch (error) {
-      frame.bytes.fill(0);
+      wipe(frame.bytes);
       throw error;
     }
     slot.running = undefined;
     slot.jobs++;
     release(running);
-    const typstVersion = ENGINE_VERSIONS[outcome.engine];
-    if (outcome.kind === 'done') {
-      const warnings = outcome.warnings.length > 0 ? outcome.warnings.toString('latin1') : undefined;
-      const einvoiceWarnings = outcome.einvoiceWarnings.length > 0 ? outcome.einvoiceWarnings.toString('latin1') : undefined;
-      running.resolve({
-        kind: 'pdf',
-        pdf: outcome.pdf,
-        warnings,
-        einvoiceWarnings,
-        compileMs: outcome.compileMs,
-        frame: frame.bytes,
-        typstVersion,
-        relaid: outcome.relaid,
-      });
-    } else {
-      running.resolve({
-        kind: 'failed',
-        status: outcome.status,
-        errorBody: outcome.errorBody,
-        compileMs: outcome.compileMs,
-        frame: frame.bytes,
-        typstVersion,
-      });
-    }
+    running.input.held.hold(frame.bytes);
+    running.resolve(result);
     if (this.options.workerMaxJobs > 0 && slot.jobs >= this.options.workerMaxJobs) {
       this.kill(slot, 'recycle');
-    } else if (this.memoryLimitBytes > 0 && outcome.residentBytes > this.memoryLimitBytes) {
+    } else if (this.memoryLimitBytes > 0 && result.residentBytes > this.memoryLimitBytes) {
       // The job peaked between two samples and kept the memory: the next job starts in a fresh worker.
       this.kill(slot, 'memory');
     } else {

@@ -12,6 +12,7 @@
  */
 import { base64Length, encodeBase64Into } from '../bytes/base64.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
+import { wipe } from '../retention/wipe.js';
 
 const MEDIA_TYPES: Record<string, string> = {
   png: 'image/png',
@@ -111,7 +112,7 @@ export function inlineLinkedAssets(svgName: string, svg: Buffer, assets: Readonl
     copied = end;
   }
   if (parts.length === 0) {
-    for (const url of urls.values()) url.fill(0);
+    for (const url of urls.values()) wipe(url);
     return svg;
   }
   parts.push(svg.subarray(copied));
@@ -121,6 +122,6 @@ export function inlineLinkedAssets(svgName: string, svg: Buffer, assets: Readonl
     part.copy(out, o);
     o += part.length;
   }
-  for (const url of urls.values()) url.fill(0);
+  for (const url of urls.values()) wipe(url);
   return out;
 }

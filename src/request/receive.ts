@@ -19,6 +19,7 @@ import type { Readable } from 'node:stream';
 import { bodyBuffer, copyIntoBody, releaseBody } from '../retention/body-pool.js';
 import { discardBody } from '../retention/wipe-after-response.js';
 import { BodyRefusedError, type Room } from './pending-bodies.js';
+import { wipe } from '../retention/wipe.js';
 
 export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
@@ -71,12 +72,12 @@ export function receiveBody(stream: Readable, { declaredLength, limit, idleMs, r
       idle.refresh();
       if (received + chunk.length > body.length) {
         if (declaredLength !== undefined || received + chunk.length > limit) {
-          chunk.fill(0);
+          wipe(chunk);
           return stop(declaredLength === undefined ? new BodyTooLargeError() : new BodyIncompleteError());
         }
         const size = Math.min(limit, Math.max(body.length * 2, received + chunk.length));
         if (!room.grow(size - body.length)) {
-          chunk.fill(0);
+          wipe(chunk);
           return stop(new BodyRefusedError());
         }
         const grown = bodyBuffer(size);
@@ -86,7 +87,7 @@ export function receiveBody(stream: Readable, { declaredLength, limit, idleMs, r
       }
       copyIntoBody(chunk, body, received);
       received += chunk.length;
-      chunk.fill(0);
+      wipe(chunk);
     };
     const onEnd = () => {
       if (settled) return;

@@ -12,12 +12,14 @@
  * brought a full collection per large request in each thread.
  *
  * A body in a pool buffer is the only copy, as with any owned buffer;
- * releasing it zero-fills the bytes it used before the buffer goes back to
- * the pool, so a pool buffer at rest holds zeros. When every pool buffer is
- * in use, a body gets a buffer of its own (ownedBuffer), as before.
+ * releasing it zero-fills the bytes it used (wipe.ts) before the buffer
+ * goes back to the pool, so a pool buffer at rest holds zeros. When every
+ * pool buffer is in use, a body gets a buffer of its own (ownedBuffer), as
+ * before.
  */
 import { MAX_BODY_BYTES } from '../api-values.js';
 import { ownedBuffer } from './owned-buffer.js';
+import { wipe } from './wipe.js';
 
 /** Bodies up to this size get a buffer of their own: cheap, and they make little garbage. */
 const POOL_MIN_BYTES = 256 * 1024;
@@ -64,7 +66,7 @@ export function copyIntoBody(chunk: Buffer, body: Buffer, at: number): void {
     // Starting `lead` bytes into the staging buffer, it is aligned as the target is.
     chunk.copy(staging, lead, from, to);
     staging.copy(body, at + from, lead, lead + (to - from));
-    staging.fill(0, lead, lead + (to - from));
+    wipe(staging.subarray(lead, lead + (to - from)));
   }
 }
 
@@ -85,33 +87,12 @@ export function poolBuffer(slot: number): SharedArrayBuffer {
  * (http/generate.ts), or the receiver for a body it refuses.
  */
 export function releaseBody(body: Buffer): void {
-  wipeBody(body);
+  wipe(body);
   giveBack(body);
-}
-
-/** Zero-fills `body` (in a pool buffer or not). */
-export function wipeBody(body: Buffer): void {
-  if (poolSlot(body) === undefined) body.fill(0);
-  else zeroFillShared(body);
 }
 
 /** Gives `body`'s pool buffer back, once nothing reads from it any more; the body must be wiped already. */
 export function giveBack(body: Buffer): void {
   const slot = poolSlot(body);
   if (slot !== undefined && !free.includes(slot)) free.push(slot);
-}
-
-/**
- * `fill(0)` of a view of shared memory: V8 fills shared memory a byte at a
- * time (about 10 times slower than plain memory), so the aligned middle is
- * filled as 64-bit words.
- */
-function zeroFillShared(body: Buffer): void {
-  const start = body.byteOffset;
-  const end = start + body.length;
-  const wordsStart = Math.min(end, (start + 7) & ~7);
-  const wordsEnd = Math.max(wordsStart, end & ~7);
-  body.fill(0, 0, wordsStart - start);
-  new Float64Array(body.buffer, wordsStart, (wordsEnd - wordsStart) / 8).fill(0);
-  body.fill(0, wordsEnd - start);
 }

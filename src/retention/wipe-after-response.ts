@@ -3,31 +3,43 @@
  * PDF bytes are zero-filled once the response is done with them, and the
  * buffers Node reads sockets into are replaced by zeros after the answer.
  *
- * `reply.wipeAfterResponse(buffer)` registers a buffer; it is wiped when
- * the response has been handed to the kernel ('finish') or the connection
- * went away ('close'), whichever comes first; a buffer registered after
- * that (or after the client left) is wiped at once.
+ * `reply.holdings` is the response's `Holdings` (holdings.ts): a buffer
+ * handed to it with `reply.holdings.hold(buffer)` is wiped when the response
+ * has been handed to the kernel ('finish') or the connection went away
+ * ('close'), whichever comes first; a buffer held after that (or after the
+ * client left) is wiped at once.
  */
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
+import { Holdings } from './holdings.js';
 import { isParserScrub, scrubParserBufferOf, scrubReadBuffer } from './read-buffer-scrub.js';
 
 declare module 'fastify' {
   interface FastifyReply {
-    /** Zero-fills `buffer` once this response is sent or abandoned. */
-    wipeAfterResponse(buffer: Buffer): void;
+    /** What this response holds: wiped once it is sent or abandoned. */
+    readonly holdings: Holdings;
   }
 }
 
-const pending = new WeakMap<object, Buffer[] | 'done'>();
+/** Each response's holdings, made on the first hand-over. */
+const byResponse = new WeakMap<ServerResponse, Holdings>();
 
-function wipeAll(reply: FastifyReply): void {
-  const buffers = pending.get(reply.raw);
-  if (Array.isArray(buffers)) for (const buffer of buffers) buffer.fill(0);
-  pending.set(reply.raw, 'done');
+function holdingsOf(response: ServerResponse): Holdings {
+  let holdings = byResponse.get(response);
+  if (!holdings) {
+    const made = new Holdings();
+    byResponse.set(response, made);
+    const wipe = () => made.wipe();
+    response.once('finish', wipe);
+    response.once('close', wipe);
+    holdings = made;
+  }
+  // A response already sent or abandoned (a client gone while its job ran) has no 'finish' or 'close' to come.
+  if (response.writableFinished || response.destroyed) holdings.wipe();
+  return holdings;
 }
 
 /** Zero-fills every chunk still to come: for bodies that are answered without being read, or refused part-way (request/receive.ts). */
@@ -37,17 +49,10 @@ export function discardBody(stream: Readable): void {
 }
 
 export function registerWipe(app: FastifyInstance): void {
-  app.decorateReply('wipeAfterResponse', function (this: FastifyReply, buffer: Buffer) {
-    const buffers = pending.get(this.raw);
-    // A response already sent or abandoned (a client gone while its job ran) has no 'finish' or 'close' to come.
-    if (buffers === 'done' || this.raw.writableFinished || this.raw.destroyed) buffer.fill(0);
-    else if (buffers) buffers.push(buffer);
-    else {
-      pending.set(this.raw, [buffer]);
-      const wipe = () => wipeAll(this);
-      this.raw.once('finish', wipe);
-      this.raw.once('close', wipe);
-    }
+  app.decorateReply('holdings', {
+    getter(this: FastifyReply) {
+      return holdingsOf(this.raw);
+    },
   });
 
   // A body the service answers without reading (401, 404, 413, 415, 429 ...) is still drained

@@ -16,6 +16,7 @@ import type { Warning } from '../../api-values.js';
 import { UNKNOWN_FONT } from '../../messages.js';
 import { placeOf } from '../../bytes/text-position.js';
 import { ownedBuffer } from '../../retention/owned-buffer.js';
+import { wipe } from '../../retention/wipe.js';
 
 const FONT = Buffer.from('font');
 const QUOTE = 0x22;
@@ -117,7 +118,7 @@ function forEachFontLiteral(source: Uint8Array, visit: (literal: Literal) => voi
       found = next();
     }
   } finally {
-    scratch.fill(0);
+    wipe(scratch);
   }
 }
 
@@ -135,12 +136,12 @@ export function unknownFontWarnings(source: Uint8Array, known: FamilyNames): War
     name.copy(lower);
     for (let i = 0; i < lower.length; i++) if (lower[i]! >= 0x41 && lower[i]! <= 0x5a) lower[i] = lower[i]! + 0x20;
     if (warned.some((w) => w.equals(lower))) {
-      lower.fill(0);
+      wipe(lower);
       return;
     }
     warned.push(lower);
     warnings.push({ message: UNKNOWN_FONT, ...placeOf(source, at) });
   });
-  for (const w of warned) w.fill(0);
+  for (const w of warned) wipe(w);
   return warnings;
 }

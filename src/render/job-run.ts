@@ -1,0 +1,223 @@
+/**
+ * A job's run in the worker: the job compiled on its engine, the exact
+ * re-check of a body whose `data` was left to Typst, the hint that a
+ * failed template compiles with Typst 0.14, the finishing steps
+ * (src/finish/: attachments' plain names, the e-invoice), and the one
+ * answer all of it comes to (`JobAnswer`, the answer of a `JobResult`),
+ * worded as the answer's bytes.
+ * The worker's life around it (the pipe, the scrubs between jobs) is
+ * worker.ts.
+ */
+import { DEFAULT_MAX_IMAGE_PIXELS } from '../api-values.js';
+import { errorBody, jsonErrorBody } from '../bytes/error-body.js';
+import { type CheckOptions, checkBody } from '../bytes/json-check.js';
+import type { BodyError, BodyLayout, Job, Range } from '../bytes/layout.js';
+import { stringHazard, valueHazard } from '../bytes/text-runs.js';
+import { plainAttachmentNames } from '../finish/attachments.js';
+import { finishJob } from '../finish/einvoice-job.js';
+import { MESSAGES, pdfTooLargeMessage, templateMessage, textRefusedMessage, warningsHeader } from '../messages.js';
+import type { Holdings } from '../retention/holdings.js';
+import { wipe } from '../retention/wipe.js';
+import { DEFAULT_ENGINE, type EngineId } from '../typst-version.js';
+import type { Compiled, EngineOptions, TypstEngine } from './engine.js';
+import { type JobAnswer, type JobReport, WORKER_STATUS } from './job.js';
+
+/** A job refused before any compile: the status and the words of its answer. */
+type Refusal = { status: number; message: string } | BodyError;
+
+/** One compile of a job: the engine's outcome, or the job refused before it reached one. */
+type Attempt = Compiled | { ok: false; refused: Refusal };
+
+/** What a run came to, short of the worker's report (its time and memory). */
+export interface JobRun {
+  result: JobAnswer & Pick<JobReport, 'engine' | 'relaid'>;
+  /** Typst's messages or warnings became JavaScript strings in this run: the worker collects them after the answer. */
+  strings: boolean;
+}
+
+export class JobRunner {
+  /** The engine of the last job: the one that still holds its files until its clean(). */
+  private last: TypstEngine | undefined;
+  private readonly defaultEngine: EngineId;
+  /** The exact check of a body whose `data` was left to Typst (see run). */
+  private readonly exactCheck: CheckOptions;
+  private readonly maxPdfBytes: number;
+
+  constructor(
+    private readonly engines: Map<EngineId, TypstEngine>,
+    options: EngineOptions,
+  ) {
+    this.defaultEngine = options.defaultEngine ?? DEFAULT_ENGINE;
+    this.exactCheck = { maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS, largeDataBytes: Infinity };
+    this.maxPdfBytes = options.maxPdfBytes ?? Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * Runs the job. Its result's bytes are handed to `answer`, whose owner
+   * wipes them once they are written; every other buffer of the run is
+   * wiped here, as soon as it is done with.
+   */
+  run(job: Job, answer: Holdings): JobRun {
+    const ran = this.runExactly(job);
+    const { attempt } = ran;
+    if (!ran.retried && this.mayCompileOn014(job, attempt) && this.probe014(job)) {
+      attempt.failure.message += `; ${MESSAGES.compilesWith014}`;
+    }
+    const strings = ran.retried || !attempt.ok || attempt.warnings.length > 0 || job.layout.pdf?.einvoice !== undefined;
+    return { result: { ...this.resultOf(job, attempt, answer), engine: ran.engine, relaid: ran.relaid }, strings };
+  }
+
+  /**
+   * Ends the job: its engine lets go of its files (see TypstEngine.clean).
+   * Returns the engine if it dropped its compiler (the worker collects
+   * garbage, then has it prepare a new one).
+   */
+  endJob(): TypstEngine | undefined {
+    const cleaned = this.last;
+    this.last = undefined;
+    return cleaned?.clean() ? cleaned : undefined;
+  }
+
+  private engineOf(job: Job): EngineId {
+    return job.layout.typst ?? this.defaultEngine;
+  }
+
+  /** Compiles `job` on its engine. */
+  private render(job: Job): Attempt {
+    const id = this.engineOf(job);
+    if (job.layout.pdf && id !== '0.14') return refused(WORKER_STATUS.templateFailed, MESSAGES.pdfNeeds014);
+    // Text both engines crash on is refused before they see it (a `data` left to Typst is checked exactly first if so: see runExactly).
+    const template = stringHazard(job.body, job.layout.template);
+    if (template) return refused(WORKER_STATUS.textRefused, textRefusedMessage(template, 'template'));
+    const data = valueHazard(job.body, job.layout.data);
+    if (data) return refused(WORKER_STATUS.textRefused, textRefusedMessage(data, 'data'));
+    if (this.last && this.last !== this.engines.get(id)) this.last.clean();
+    this.last = this.engines.get(id)!;
+    const { pdf } = job.layout;
+    // An e-invoice is PDF/A-3b unless the request names another A-3 level (checked with the body).
+    return pdf?.einvoice && !pdf.standard
+      ? this.last.render({ body: job.body, layout: { ...job.layout, pdf: { ...pdf, standard: 'a-3b' } } })
+      : this.last.render(job);
+  }
+
+  /** Whether the job compiles on Typst 0.14: its PDF is wiped at once. */
+  private probe014(job: Job): boolean {
+    const attempt = this.render({ body: job.body, layout: { ...job.layout, typst: '0.14' } });
+    if (attempt.ok) wipe(attempt.pdf);
+    return attempt.ok;
+  }
+
+  /**
+   * Whether a failure of the 0.11 engine is one Typst 0.14 may not have: a
+   * name, a field, a method or an argument 0.11 does not know. Only then is
+   * the template compiled on 0.14 too, for the hint: the cost (about 40 ms
+   * of the worker's time, most of it making a 0.14 compiler) falls on such
+   * failed compiles alone.
+   */
+  private mayCompileOn014(job: Job, attempt: Attempt): attempt is Compiled & { ok: false } {
+    return (
+      this.engineOf(job) === '0.11' &&
+      !attempt.ok &&
+      'failure' in attempt &&
+      attempt.failure.kind === 'evaluation' &&
+      NEWER_NAMES.test(attempt.failure.message)
+    );
+  }
+
+  /**
+   * Compiles the job. One whose `data` the server located but did not read
+   * (BodyLayout.dataUnchecked, bytes/data-end.ts) is valid JSON if Typst read
+   * it, that is if the compile succeeded; if it failed, the body is checked
+   * exactly here, and the answer is what the server would have given: the
+   * check's 400, a compile with the layout the check found (the server's
+   * guess of where `data` ends was wrong), or this failure.
+   */
+  private runExactly(job: Job): { attempt: Attempt; engine: EngineId; retried: boolean; relaid: boolean } {
+    const attempt = this.render(job);
+    const engine = this.engineOf(job);
+    if (!job.layout.dataUnchecked || attempt.ok) return { attempt, engine, retried: false, relaid: false };
+    const check = checkBody(job.body, this.exactCheck);
+    if (!check.ok) return { attempt: { ok: false, refused: check.error }, engine, retried: true, relaid: false };
+    if (sameLayout(check.layout, job.layout)) return { attempt, engine, retried: true, relaid: false };
+    const exact = { body: job.body, layout: check.layout };
+    return { attempt: this.render(exact), engine: this.engineOf(exact), retried: true, relaid: true };
+  }
+
+  /** The answer an attempt comes to, its bytes held by `answer`. */
+  private resultOf(job: Job, attempt: Attempt, answer: Holdings): JobAnswer {
+    if (!attempt.ok) {
+      if ('failure' in attempt) {
+        // Typst's message quotes the template: built once, as bytes, and wiped once written.
+        return failed(WORKER_STATUS.templateFailed, answer.hold(jsonErrorBody(templateMessage(attempt.failure))));
+      }
+      const { refused: refusal } = attempt;
+      // The body's own fault is worded as the server words it (json-body.ts); an asset's name stays bytes.
+      const bytes = 'message' in refusal ? jsonErrorBody(refusal.message) : errorBody(job.body, refusal);
+      return failed(refusal.status, answer.hold(bytes));
+    }
+    const finished = finish(job, attempt.pdf);
+    if ('errorBody' in finished) return failed(WORKER_STATUS.templateFailed, answer.hold(finished.errorBody));
+    if (finished.pdf.length > this.maxPdfBytes) {
+      // Refused here, so an oversized PDF never crosses the pipe; the server counts a 422 frame as this refusal.
+      wipe(finished.pdf);
+      return failed(WORKER_STATUS.pdfTooLarge, answer.hold(jsonErrorBody(pdfTooLargeMessage(this.maxPdfBytes))));
+    }
+    return {
+      kind: 'pdf',
+      pdf: answer.hold(finished.pdf),
+      warnings: answer.hold(Buffer.from(attempt.warnings.length > 0 ? warningsHeader(attempt.warnings) : '', 'latin1')),
+      einvoiceWarnings: answer.hold(finished.einvoiceWarnings ?? EMPTY),
+    };
+  }
+}
+
+const refused = (status: number, message: string): Attempt => ({ ok: false, refused: { status, message } });
+
+const failed = (status: number, errorBody: Buffer): JobAnswer => ({ kind: 'failed', status, errorBody });
+
+/**
+ * Finishes a compiled PDF (src/finish/): attachments renamed to their plain
+ * file names, then an e-invoice made of it; each step's PDF replaces the
+ * one before (which is wiped), or an e-invoice refused gives the refusal's
+ * answer.
+ */
+function finish(job: Job, compiled: Buffer): { pdf: Buffer; einvoiceWarnings?: Buffer } | { errorBody: Buffer } {
+  let pdf = compiled;
+  const plain = plainAttachmentNames(pdf);
+  if (plain) {
+    wipe(pdf);
+    pdf = plain;
+  }
+  const einvoice = job.layout.pdf?.einvoice;
+  if (!einvoice) return { pdf };
+  try {
+    const finished = finishJob(job, einvoice, pdf);
+    return finished.ok ? { pdf: finished.pdf, einvoiceWarnings: finished.warnings } : { errorBody: finished.errorBody };
+  } finally {
+    wipe(pdf);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** Typst 0.11's words for a name, field, method or argument it does not know (which a newer Typst may). */
+const NEWER_NAMES = /^(unknown variable|unexpected argument|unknown field|type \S+ has no method|\S+ does not (contain|have) field)/;
+
+const sameRange = (a: Range, b: Range) => a.start === b.start && a.end === b.end;
+
+/** Whether two layouts of one body find the same fields in it, with the same options. */
+function sameLayout(a: BodyLayout, b: BodyLayout): boolean {
+  return (
+    sameRange(a.data, b.data) &&
+    sameRange(a.template, b.template) &&
+    a.assets.length === b.assets.length &&
+    a.assets.every((asset, i) => sameRange(asset.name, b.assets[i]!.name) && sameRange(asset.value, b.assets[i]!.value)) &&
+    a.typst === b.typst &&
+    a.pdf?.standard === b.pdf?.standard &&
+    a.pdf?.tagged === b.pdf?.tagged &&
+    (a.pdf?.einvoice === undefined) === (b.pdf?.einvoice === undefined) &&
+    a.pdf?.einvoice?.profile === b.pdf?.einvoice?.profile &&
+    a.pdf?.einvoice?.xml?.start === b.pdf?.einvoice?.xml?.start &&
+    a.pdf?.einvoice?.xml?.end === b.pdf?.einvoice?.xml?.end
+  );
+}

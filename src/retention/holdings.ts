@@ -1,0 +1,25 @@
+/**
+ * The owner of a step's buffers: a job's run in the worker, a response in
+ * the server (wipe-after-response.ts). Whoever makes or receives a buffer of
+ * request content hands it over in one call, `hold(bytes)`, and goes on
+ * using what it returns; the owner's end wipes everything held at once.
+ */
+import { wipe } from './wipe.js';
+
+export class Holdings {
+  private held: Uint8Array[] | undefined = [];
+
+  /** Holds `bytes` until wipe(); once wiped, anything held is wiped at once. Returns `bytes`. */
+  hold<T extends Uint8Array>(bytes: T): T {
+    if (this.held) this.held.push(bytes);
+    else wipe(bytes);
+    return bytes;
+  }
+
+  /** Zero-fills everything held; idempotent. */
+  wipe(): void {
+    const held = this.held;
+    this.held = undefined;
+    if (held) wipe(...held);
+  }
+}
