@@ -44,7 +44,7 @@ function holdingsOf(response: ServerResponse): Holdings {
 
 /** Zero-fills every chunk still to come: for bodies that are answered without being read, or refused part-way (request/receive.ts). */
 export function discardBody(stream: Readable): void {
-  stream.on('data', (chunk: Buffer) => chunk.fill(0));
+  stream.on('data', (chunk: Buffer) => wipe(chunk));
   stream.resume();
 }
 
