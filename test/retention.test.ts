@@ -92,6 +92,30 @@ function markedInvoice(extra = '', grandTotal = '<ram:GrandTotalAmount>119.00') 
   return { body, markers };
 }
 
+/**
+ * An EN 16931 e-invoice, a profile the service has no business rules for, so
+ * the finishing makes no JavaScript strings: markers in the XML, the title,
+ * and an attachment (its content and description) that the service renames
+ * to a plain file name. (Asset names and attachment paths are left out: the
+ * engine keeps every path it read, a known gap of the retention table.)
+ */
+function markedRulelessInvoice() {
+  const markers = { title: marker('FXTITLE'), seller: marker('FXSELLER'), note: marker('FXNOTE'), description: marker('FXDESC') };
+  const xml = readFileSync(new URL('../../test/fixtures/einvoice/en16931.xml', import.meta.url), 'utf8').replace(
+    'Nordlicht Software GmbH',
+    markers.seller,
+  );
+  const attach = `#pdf.attach("notes/note.txt", bytes("${markers.note}"), mime-type: "text/plain", relationship: "supplement", description: "${markers.description}")`;
+  const body = {
+    data: {},
+    template: `#set document(title: "${markers.title}")\n= Invoice\n${attach}`,
+    typst: '0.14',
+    pdf: { einvoice: { xml: 'invoice.xml', profile: 'EN 16931' } },
+    assets: { 'invoice.xml': Buffer.from(xml).toString('base64') },
+  };
+  return { body, markers };
+}
+
 function markedRequest(extraTemplate = '') {
   const markers = { data: marker('DATA'), template: marker('TEMPLATE'), svg: marker('SVGASSET'), title: marker('TITLE') };
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="80" height="20"><desc>${markers.svg}</desc><rect width="80" height="20"/></svg>`;
@@ -264,6 +288,16 @@ describe('request content in memory, at the answer', () => {
       name: 'a 200 e-invoice (the XML checked against its XSD, embedded, the XMP merged)',
       async run() {
         const { body, markers } = markedInvoice();
+        const res = await generate(service, body);
+        assert.equal(res.status, 200, await res.clone().text());
+        await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
+      name: 'a 200 e-invoice with no business rules for its profile (no strings made: a regular collection after it), an attachment renamed',
+      async run() {
+        const { body, markers } = markedRulelessInvoice();
         const res = await generate(service, body);
         assert.equal(res.status, 200, await res.clone().text());
         await res.arrayBuffer();

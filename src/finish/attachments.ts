@@ -11,6 +11,7 @@
  * versions of its file specification and of the object that holds the
  * name tree; a PDF whose attachments all have plain names is not touched.
  */
+import { randomInt } from 'node:crypto';
 import { appendUpdate, type NewObject, valueObject } from './incremental-update.js';
 import { PdfObjects } from './pdf-objects.js';
 import { asDict, type PdfDict, PdfRef, PdfString, type PdfValue } from './pdf-values.js';
@@ -80,15 +81,42 @@ export function plainName(key: Buffer): Buffer | undefined {
 }
 
 /** `key` made unique among `taken` by a number before its end: `x.txt`, `x.txt-2` (PDFDocEncoding or UTF-16BE). */
-function unique(key: Buffer, taken: Set<string>): Buffer {
+function unique(key: Buffer, taken: ByteSet): Buffer {
   const wide = key.length >= 2 && key[0] === 0xfe && key[1] === 0xff;
   let candidate = key;
-  for (let n = 2; taken.has(candidate.toString('latin1')); n++) {
+  for (let n = 2; taken.has(candidate); n++) {
     const suffix = wide ? Buffer.from(`-${n}`, 'utf16le').swap16() : Buffer.from(`-${n}`);
     candidate = Buffer.concat([key, suffix]);
   }
-  taken.add(candidate.toString('latin1'));
+  taken.add(candidate);
   return candidate;
+}
+
+/**
+ * A set of names compared as bytes. Names are request content, and a
+ * JavaScript string of one (a Set's key) could not be wiped; the hash is
+ * seeded per process, so names chosen to collide cannot be prepared.
+ */
+class ByteSet {
+  private static readonly seed = randomInt(2 ** 31);
+  private readonly buckets = new Map<number, Buffer[]>();
+
+  private static hash(bytes: Uint8Array): number {
+    let h = ByteSet.seed ^ 0x811c9dc5;
+    for (const b of bytes) h = Math.imul(h ^ b, 0x01000193);
+    return h >>> 0;
+  }
+
+  has(bytes: Buffer): boolean {
+    return this.buckets.get(ByteSet.hash(bytes))?.some((b) => b.equals(bytes)) ?? false;
+  }
+
+  add(bytes: Buffer): void {
+    const h = ByteSet.hash(bytes);
+    const bucket = this.buckets.get(h);
+    if (bucket) bucket.push(bytes);
+    else this.buckets.set(h, [bytes]);
+  }
 }
 
 /**
@@ -118,7 +146,8 @@ function rename(objects: PdfObjects): Buffer | undefined {
   if (renamed.every((a) => a.plain === undefined)) return undefined;
 
   const updated: NewObject[] = [];
-  const taken = new Set(renamed.filter((a) => a.plain === undefined).map((a) => a.key.toString('latin1')));
+  const taken = new ByteSet();
+  for (const a of renamed) if (a.plain === undefined) taken.add(a.key);
   const entries: Attachment[] = [];
   for (const attachment of renamed) {
     if (attachment.plain === undefined) {

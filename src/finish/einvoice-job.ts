@@ -14,7 +14,10 @@ import { DEFAULT_XML_NAME } from './facturx.js';
 import { type EinvoiceFailure, finishEinvoice } from './einvoice.js';
 import { wipe } from '../retention/wipe.js';
 
-export type FinishedJob = { ok: true; pdf: Buffer; warnings: Buffer } | { ok: false; errorBody: Buffer };
+/** `madeStrings`: the step made JavaScript strings of the request (a refusal's message, the business rules' check). */
+export type FinishedJob =
+  | { ok: true; pdf: Buffer; warnings: Buffer; madeStrings: boolean }
+  | { ok: false; errorBody: Buffer; madeStrings: true };
 
 /** The request's asset named `name` (UTF-8 bytes), decoded; the last one of that name counts. */
 function assetNamed(job: Job, name: Buffer): Buffer | undefined {
@@ -60,9 +63,9 @@ export function finishJob(job: Job, einvoice: EinvoiceOptions, pdf: Buffer): Fin
   const xmlName = einvoice.xml ? unescapeJsonString(job.body, einvoice.xml) : Buffer.from(DEFAULT_XML_NAME);
   try {
     const finished = finishEinvoice(pdf, { xmlName, profile: einvoice.profile, asset: () => assetNamed(job, xmlName) });
-    if (!finished.ok) return { ok: false, errorBody: refusalBody(job, einvoice.xml, finished.failure) };
+    if (!finished.ok) return { ok: false, errorBody: refusalBody(job, einvoice.xml, finished.failure), madeStrings: true };
     const warnings = Buffer.from(einvoiceWarningsHeader(finished.warnings), 'latin1');
-    return { ok: true, pdf: finished.pdf, warnings };
+    return { ok: true, pdf: finished.pdf, warnings, madeStrings: finished.ruled };
   } finally {
     wipe(xmlName);
   }

@@ -15,6 +15,7 @@
  *
  * Every buffer that held the XML or the XMP is wiped before this returns.
  */
+import { transcode } from 'node:buffer';
 import { deflateSync } from 'node:zlib';
 import type { EinvoiceProfile } from '../api-values.js';
 import { checkRules, hasRules, type RuleFailure } from './business-rules.js';
@@ -38,13 +39,22 @@ export interface EinvoiceRequest {
 
 export type EinvoiceFailure = { kind: 'no-xml' } | { kind: 'xml'; refusal: XmlRefusal } | { kind: 'rules'; errors: RuleFailure[] };
 
-export type Finished = { ok: true; pdf: Buffer; warnings: RuleFailure[] } | { ok: false; failure: EinvoiceFailure };
+/** `ruled`: the operator's business rules checked the XML (their XSLT engine made JavaScript strings of it). */
+export type Finished = { ok: true; pdf: Buffer; warnings: RuleFailure[]; ruled: boolean } | { ok: false; failure: EinvoiceFailure };
 
 /** A name-tree key or file name as PDF text strings write it: PDFDocEncoding (ASCII here) or UTF-16BE with its mark. */
 function textForms(utf8: Buffer): Buffer[] {
-  const utf16 = Buffer.from(utf8.toString('utf8'), 'utf16le').swap16();
-  const forms = [Buffer.concat([Buffer.from([0xfe, 0xff]), utf16])];
+  const forms: Buffer[] = [];
   if (utf8.every((b) => b < 0x80)) forms.push(Buffer.from(utf8));
+  // Transcoded bytes to bytes: the name (request content) never becomes a JavaScript string.
+  // A name that is not UTF-8 (a lone surrogate escaped in JSON) names no attachment Typst wrote.
+  let utf16: Buffer;
+  try {
+    utf16 = transcode(utf8, 'utf8', 'utf16le').swap16();
+  } catch {
+    return forms;
+  }
+  forms.push(Buffer.concat([Buffer.from([0xfe, 0xff]), utf16]));
   wipe(utf16);
   return forms;
 }
@@ -166,7 +176,7 @@ function finish(objects: PdfObjects, request: EinvoiceRequest): Finished {
     updated.push(valueObject(root.num, newCatalog));
 
     const { pdf } = appendUpdate(objects, updated);
-    return { ok: true, pdf, warnings };
+    return { ok: true, pdf, warnings, ruled: hasRules(profile) };
   } finally {
     wipe(xml);
     wipe(xmp);

@@ -6,7 +6,7 @@
  * checks it, and the XMP properties (with their PDF/A extension schema)
  * that name it. Pure data, no request content.
  */
-import { EINVOICE_PROFILES, type EinvoiceProfile, FACTURX_XSD_VERSION } from '../api-values.js';
+import { type EinvoiceProfile, FACTURX_XSD_VERSION } from '../api-values.js';
 
 /** The attachment name the XML has unless the request names another. */
 export const DEFAULT_XML_NAME = 'factur-x.xml';
@@ -52,12 +52,16 @@ export const PROFILE_RULES: Record<EinvoiceProfile, ProfileRules> = {
   },
 };
 
-/** The profile an XML's guideline identifier declares, if it is one of Factur-X's. */
-export function profileOfGuideline(id: string): EinvoiceProfile | undefined {
-  return EINVOICE_PROFILES.find((p) => {
-    const rules = PROFILE_RULES[p];
-    return rules.prefix ? id.startsWith(rules.guideline) && id.length > rules.guideline.length : id === rules.guideline;
-  });
+/**
+ * An XPath test of whether the guideline identifier at `path` declares
+ * `profile`. The identifier is compared inside the XML library, so it never
+ * becomes a JavaScript string in the worker (it is request content, and a
+ * string cannot be wiped).
+ */
+export function guidelineTest(profile: EinvoiceProfile, path: string): string {
+  const { guideline, prefix } = PROFILE_RULES[profile];
+  const id = `normalize-space(${path})`;
+  return prefix ? `starts-with(${id}, '${guideline}') and string-length(${id}) > ${guideline.length}` : `${id} = '${guideline}'`;
 }
 
 /** The Factur-X XMP namespace, its prefix, and the PDF/A namespaces that describe it. */

@@ -9,6 +9,7 @@
  * Every read is linear in what it reads, and nesting is bounded, so a
  * hostile file costs no more than its size.
  */
+import { ownedBuffer } from '../retention/owned-buffer.js';
 import { wipe } from '../retention/wipe.js';
 import {
   bytesAre,
@@ -184,7 +185,24 @@ function readDict(pdf: Uint8Array, start: number, strings: Buffer[], depth: numb
 export function writeValue(value: PdfValue): Buffer {
   const parts: Buffer[] = [];
   write(value, parts);
-  return Buffer.concat(parts);
+  const written = Buffer.concat(parts);
+  // Strings written are request content (a title, a file name): the parts are wiped, the caller wipes the whole.
+  wipe(...parts);
+  return written;
+}
+
+const HEX_DIGITS = Buffer.from('0123456789abcdef');
+
+/** `<hex>` of a string's bytes, written byte by byte: a JavaScript string of them could not be wiped. */
+function hexString(bytes: Uint8Array): Buffer {
+  const out = ownedBuffer(2 * bytes.length + 2);
+  out[0] = 0x3c;
+  for (let i = 0; i < bytes.length; i++) {
+    out[1 + 2 * i] = HEX_DIGITS[bytes[i]! >> 4]!;
+    out[2 + 2 * i] = HEX_DIGITS[bytes[i]! & 0x0f]!;
+  }
+  out[out.length - 1] = 0x3e;
+  return out;
 }
 
 function nameBytes(name: string): string {
@@ -203,7 +221,7 @@ function write(value: PdfValue, parts: Buffer[]): void {
     if (!Number.isFinite(value)) throw new RangeError('a PDF number must be finite');
     parts.push(Buffer.from(Number.isInteger(value) ? String(value) : value.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')));
   } else if (value instanceof PdfName) parts.push(Buffer.from(nameBytes(value.name), 'latin1'));
-  else if (value instanceof PdfString) parts.push(Buffer.from(`<${value.bytes.toString('hex')}>`));
+  else if (value instanceof PdfString) parts.push(hexString(value.bytes));
   else if (value instanceof PdfRef) parts.push(Buffer.from(`${value.num} ${value.gen} R`));
   else if (Array.isArray(value)) {
     parts.push(Buffer.from('['));

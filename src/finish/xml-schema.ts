@@ -18,7 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type EinvoiceProfile, EINVOICE_PROFILES } from '../api-values.js';
-import { PROFILE_RULES, profileOfGuideline } from './facturx.js';
+import { guidelineTest, PROFILE_RULES } from './facturx.js';
 
 type LibXml2 = typeof import('libxml2-wasm');
 type Validator = InstanceType<LibXml2['XsdValidator']>;
@@ -187,7 +187,7 @@ export function checkXml(xml: Uint8Array, requested: EinvoiceProfile | undefined
       };
     }
     try {
-      const declared = profileOfGuideline(doc.get(GUIDELINE, NAMESPACES)?.content.trim() ?? '');
+      const declared = EINVOICE_PROFILES.find((p) => doc.eval(guidelineTest(p, GUIDELINE), NAMESPACES) === true);
       if (requested && declared && requested !== declared) return { ok: false, refusal: { kind: 'profile-mismatch', requested, declared } };
       const profile = requested ?? declared;
       if (!profile) return { ok: false, refusal: { kind: 'no-profile' } };

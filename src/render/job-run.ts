@@ -29,10 +29,18 @@ type Refusal = { status: number; message: string } | BodyError;
 type Attempt = Compiled | { ok: false; refused: Refusal };
 
 /** What a run came to, short of the worker's report (its time and memory). */
+/** What a run leaves to be collected (see JobRun.garbage). */
+export type Garbage = 'none' | 'buffers' | 'strings';
+
 export interface JobRun {
   result: JobAnswer & Pick<JobReport, 'engine' | 'relaid'>;
-  /** Typst's messages or warnings became JavaScript strings in this run: the worker collects them after the answer. */
-  strings: boolean;
+  /**
+   * What the run left for the worker to collect after the answer: JavaScript
+   * strings of the request (Typst's messages or warnings, an e-invoice's
+   * refusal or rules), or only buffers the finishing steps dropped, which are
+   * filled as they are freed (retention/freed-memory-fill.ts).
+   */
+  garbage: Garbage;
 }
 
 export class JobRunner {
@@ -63,8 +71,10 @@ export class JobRunner {
     if (!ran.retried && this.mayCompileOn014(job, attempt) && this.probe014(job)) {
       attempt.failure.message += `; ${MESSAGES.compilesWith014}`;
     }
-    const strings = ran.retried || !attempt.ok || attempt.warnings.length > 0 || job.layout.pdf?.einvoice !== undefined;
-    return { result: { ...this.resultOf(job, attempt, answer), engine: ran.engine, relaid: ran.relaid }, strings };
+    const { result, finished } = this.resultOf(job, attempt, answer);
+    const strings = ran.retried || !attempt.ok || attempt.warnings.length > 0;
+    const garbage = strings ? 'strings' : finished;
+    return { result: { ...result, engine: ran.engine, relaid: ran.relaid }, garbage };
   }
 
   /**
@@ -143,31 +153,39 @@ export class JobRunner {
     return { attempt: this.render(exact), engine: this.engineOf(exact), retried: true, relaid: true };
   }
 
-  /** The answer an attempt comes to, its bytes held by `answer`. */
-  private resultOf(job: Job, attempt: Attempt, answer: Holdings): JobAnswer {
+  /**
+   * The answer an attempt comes to, its bytes held by `answer`, and whether
+   * finishing the PDF made JavaScript strings of the request.
+   */
+  private resultOf(job: Job, attempt: Attempt, answer: Holdings): { result: JobAnswer; finished: Garbage } {
     if (!attempt.ok) {
       if ('failure' in attempt) {
         // Typst's message quotes the template: built once, as bytes, and wiped once written.
-        return failed(WORKER_STATUS.templateFailed, answer.hold(jsonErrorBody(templateMessage(attempt.failure))));
+        const body = answer.hold(jsonErrorBody(templateMessage(attempt.failure)));
+        return { result: failed(WORKER_STATUS.templateFailed, body), finished: 'none' };
       }
       const { refused: refusal } = attempt;
       // The body's own fault is worded as the server words it (json-body.ts); an asset's name stays bytes.
       const bytes = 'message' in refusal ? jsonErrorBody(refusal.message) : errorBody(job.body, refusal);
-      return failed(refusal.status, answer.hold(bytes));
+      return { result: failed(refusal.status, answer.hold(bytes)), finished: 'none' };
     }
     const finished = finish(job, attempt.pdf);
-    if ('errorBody' in finished) return failed(WORKER_STATUS.templateFailed, answer.hold(finished.errorBody));
+    if ('errorBody' in finished) {
+      return { result: failed(WORKER_STATUS.templateFailed, answer.hold(finished.errorBody)), finished: finished.garbage };
+    }
     if (finished.pdf.length > this.maxPdfBytes) {
       // Refused here, so an oversized PDF never crosses the pipe; the server counts a 422 frame as this refusal.
       wipe(finished.pdf);
-      return failed(WORKER_STATUS.pdfTooLarge, answer.hold(jsonErrorBody(pdfTooLargeMessage(this.maxPdfBytes))));
+      const body = answer.hold(jsonErrorBody(pdfTooLargeMessage(this.maxPdfBytes)));
+      return { result: failed(WORKER_STATUS.pdfTooLarge, body), finished: finished.garbage };
     }
-    return {
+    const result: JobAnswer = {
       kind: 'pdf',
       pdf: answer.hold(finished.pdf),
       warnings: answer.hold(Buffer.from(attempt.warnings.length > 0 ? warningsHeader(attempt.warnings) : '', 'latin1')),
       einvoiceWarnings: answer.hold(finished.einvoiceWarnings ?? EMPTY),
     };
+    return { result, finished: finished.garbage };
   }
 }
 
@@ -181,7 +199,7 @@ const failed = (status: number, errorBody: Buffer): JobAnswer => ({ kind: 'faile
  * one before (which is wiped), or an e-invoice refused gives the refusal's
  * answer.
  */
-function finish(job: Job, compiled: Buffer): { pdf: Buffer; einvoiceWarnings?: Buffer } | { errorBody: Buffer } {
+function finish(job: Job, compiled: Buffer): ({ pdf: Buffer; einvoiceWarnings?: Buffer } | { errorBody: Buffer }) & { garbage: Garbage } {
   let pdf = compiled;
   const plain = plainAttachmentNames(pdf);
   if (plain) {
@@ -189,10 +207,11 @@ function finish(job: Job, compiled: Buffer): { pdf: Buffer; einvoiceWarnings?: B
     pdf = plain;
   }
   const einvoice = job.layout.pdf?.einvoice;
-  if (!einvoice) return { pdf };
+  if (!einvoice) return { pdf, garbage: plain ? 'buffers' : 'none' };
   try {
     const finished = finishJob(job, einvoice, pdf);
-    return finished.ok ? { pdf: finished.pdf, einvoiceWarnings: finished.warnings } : { errorBody: finished.errorBody };
+    const garbage = finished.madeStrings ? 'strings' : 'buffers';
+    return finished.ok ? { pdf: finished.pdf, einvoiceWarnings: finished.warnings, garbage } : { errorBody: finished.errorBody, garbage };
   } finally {
     wipe(pdf);
   }

@@ -15,6 +15,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
 import { Holdings } from './holdings.js';
+import { wipe } from './wipe.js';
 import { isParserScrub, scrubParserBufferOf, scrubReadBuffer } from './read-buffer-scrub.js';
 
 declare module 'fastify' {
