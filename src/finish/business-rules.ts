@@ -115,9 +115,6 @@ export async function loadRules(rules: RuleFile[]): Promise<void> {
 /** Whether any stylesheet applies to `profile`. */
 export const hasRules = (profile: EinvoiceProfile) => compiled.some((c) => c.file.profiles.includes(profile));
 
-/** Whether the operator configured any business rules (their check makes JavaScript strings of the XML). */
-export const anyRules = () => compiled.length > 0;
-
 /** The SVRL report of one compiled stylesheet on the XML. */
 function transform(sef: SefNode, xml: string): unknown {
   const source = saxon!.getPlatform().parseXmlFromString(xml);
