@@ -187,7 +187,7 @@ export function writeValue(value: PdfValue): Buffer {
   write(value, parts);
   const written = Buffer.concat(parts);
   // Strings written are request content (a title, a file name): the parts are wiped, the caller wipes the whole.
-  wipe(...parts);
+  for (const part of parts) wipe(part);
   return written;
 }
 

@@ -20,6 +20,6 @@ export class Holdings {
   wipe(): void {
     const held = this.held;
     this.held = undefined;
-    if (held) wipe(...held);
+    if (held) for (const bytes of held) wipe(bytes);
   }
 }
