@@ -12,7 +12,7 @@
  *                 into an answer as bytes, since it may quote the body
  *                 (bytes/error-body.ts);
  *   worker        a template that failed, a PDF over its limit: the worker
- *                 makes the answer's bytes itself (render/worker.ts).
+ *                 makes the answer's bytes itself (render/job-run.ts).
  *
  * Pure data and functions, so both the server and the workers use it.
  */
@@ -64,7 +64,7 @@ export const MESSAGES = {
   pdfStandard: `Field "pdf.standard" must be one of ${quotedList(PDF_STANDARDS)}`,
   pdfTagged: 'Field "pdf.tagged" must be true or false',
   pdfNeeds014: 'Field "pdf" needs "typst": "0.14": PDF standards, tagging and e-invoices are options of the Typst 0.14 engine',
-  /** Appended to a 0.11 engine's error when the 0.14 engine compiles the same request (render/worker.ts). */
+  /** Appended to a 0.11 engine's error when the 0.14 engine compiles the same request (render/job-run.ts). */
   compilesWith014: 'hint: this template compiles with Typst 0.14: send "typst": "0.14"',
   pdfSignature: `Field "pdf.signature" must be a JSON object with the optional fields ${quotedList(SIGNATURE_FIELDS)}`,
   pdfSignatureKey: `Field "pdf.signature" may hold only ${quotedList(SIGNATURE_FIELDS)}`,

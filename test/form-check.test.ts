@@ -33,9 +33,20 @@ interface Seen {
   bytes: Buffer;
 }
 
-/** What busboy makes of `body`: its parts in order, or null if it finds the form malformed. */
+const ORACLE_WAIT_MS = 5000;
+
+/**
+ * What busboy makes of `body`: its parts in order, or null if it finds the
+ * form malformed, or if it gives no verdict within ORACLE_WAIT_MS (neither
+ * 'close' nor 'error': an oracle that does not answer says nothing).
+ */
 function oracle(body: Buffer, boundary: string): Promise<Seen[] | null> {
-  return new Promise((resolve) => {
+  return new Promise((settle) => {
+    const silent = setTimeout(() => settle(null), ORACLE_WAIT_MS);
+    const resolve = (verdict: Seen[] | null) => {
+      clearTimeout(silent);
+      settle(verdict);
+    };
     const seen: Seen[] = [];
     let failed = false;
     const parser = busboy({

@@ -18,7 +18,7 @@
  * the data file. A JSON text that starts at `data`'s `{` and parses whole
  * ends at that brace's match, so if Typst reads the range, the guess was
  * right and `data` is valid JSON. If it does not, the worker checks the body
- * exactly (render/worker.ts) and answers what the server would have: the
+ * exactly (render/job-run.ts) and answers what the server would have: the
  * 400 of the first fault, or a compile with the true layout.
  */
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_OBJECT, QUOTE } from './json-scanner.js';

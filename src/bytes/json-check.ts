@@ -14,7 +14,7 @@
  * src/bytes/ holds what both processes read, and this check is one of them:
  * the server runs it on every body (request/check-thread.ts for large ones),
  * and a worker runs it again, exactly, on a large body whose `data` was only
- * located (render/worker.ts). So bytes/ is the ground floor of the request's
+ * located (render/job-run.ts). So bytes/ is the ground floor of the request's
  * path: it imports only messages.ts, api-values.ts, typst-version.ts and
  * retention/, never src/request/ (the server's intake) or anything above.
  */

@@ -12,6 +12,7 @@
  * name tree; a PDF whose attachments all have plain names is not touched.
  */
 import { randomInt } from 'node:crypto';
+import { wipe } from '../retention/wipe.js';
 import { appendUpdate, type NewObject, valueObject } from './incremental-update.js';
 import { PdfObjects } from './pdf-objects.js';
 import { asDict, type PdfDict, PdfRef, PdfString, type PdfValue } from './pdf-values.js';
@@ -81,12 +82,13 @@ export function plainName(key: Buffer): Buffer | undefined {
 }
 
 /** `key` made unique among `taken` by a number before its end: `x.txt`, `x.txt-2` (PDFDocEncoding or UTF-16BE). */
-function unique(key: Buffer, taken: ByteSet): Buffer {
+function unique(key: Buffer, taken: ByteSet, made: Buffer[]): Buffer {
   const wide = key.length >= 2 && key[0] === 0xfe && key[1] === 0xff;
   let candidate = key;
   for (let n = 2; taken.has(candidate); n++) {
     const suffix = wide ? Buffer.from(`-${n}`, 'utf16le').swap16() : Buffer.from(`-${n}`);
     candidate = Buffer.concat([key, suffix]);
+    made.push(candidate);
   }
   taken.add(candidate);
   return candidate;
@@ -145,6 +147,22 @@ function rename(objects: PdfObjects): Buffer | undefined {
   const renamed = attachments.map((a) => ({ ...a, plain: plainName(a.key) }));
   if (renamed.every((a) => a.plain === undefined)) return undefined;
 
+  // The names made here (request content: the template gave them), wiped once the update is written.
+  const made = renamed.flatMap((a) => (a.plain === undefined ? [] : [a.plain]));
+  try {
+    return renameAll(objects, { root, catalog, names }, renamed, made);
+  } finally {
+    for (const name of made) wipe(name);
+  }
+}
+
+/** The update: each renamed specification, and the catalog with the name tree written flat. */
+function renameAll(
+  objects: PdfObjects,
+  { root, catalog, names }: { root: { num: number }; catalog: PdfDict; names: PdfDict },
+  renamed: (Attachment & { plain: Buffer | undefined })[],
+  made: Buffer[],
+): Buffer {
   const updated: NewObject[] = [];
   const taken = new ByteSet();
   for (const a of renamed) if (a.plain === undefined) taken.add(a.key);
@@ -154,7 +172,7 @@ function rename(objects: PdfObjects): Buffer | undefined {
       entries.push(attachment);
       continue;
     }
-    const key = unique(attachment.plain, taken);
+    const key = unique(attachment.plain, taken, made);
     entries.push({ key, spec: attachment.spec });
     // The file specification names the file twice (/F, /UF): both become the plain name.
     if (!(attachment.spec instanceof PdfRef)) continue;

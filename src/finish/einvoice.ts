@@ -133,7 +133,8 @@ function finish(objects: PdfObjects, request: EinvoiceRequest): Finished {
         ]),
       ),
     );
-    const specRef = new PdfRef(specNum, 0);
+    // The template's own specification keeps its generation (the update writes it under the same one).
+    const specRef = attached?.spec instanceof PdfRef ? attached.spec : new PdfRef(specNum, 0);
 
     // The name tree, flat and sorted: the other attachments, and the XML once under its Factur-X name.
     const target = Buffer.from(rules.fileName);

@@ -74,7 +74,8 @@ export function appendUpdate(objects: PdfObjects, updated: NewObject[]): Appende
     }
     push(ascii('\nendobj\n'));
   }
-  const size = Math.max(objects.size, ...updated.map((o) => o.num + 1));
+  let size = objects.size;
+  for (const o of updated) size = Math.max(size, o.num + 1);
   const trailerEntries = (size: number) => {
     const kept: Buffer[] = [ascii(`/Size ${size} /Prev ${objects.lastSection}`)];
     for (const key of TRAILER_KEYS) {

@@ -144,27 +144,26 @@ function readLiteralString(pdf: Uint8Array, start: number, strings: Buffer[]): {
 }
 
 function readHexString(pdf: Uint8Array, start: number, strings: Buffer[]): { value: PdfString; end: number } {
-  const bytes: number[] = [];
+  const close = pdf.indexOf(0x3e, start + 1);
+  if (close < 0) throw new PdfSyntaxError('unterminated hex string');
+  // Decoded straight into a buffer of its own (a growing array would leave copies behind in the heap).
+  const value = ownedBuffer(Math.ceil((close - start - 1) / 2));
+  strings.push(value);
+  let n = 0;
   let high = -1;
-  let i = start + 1;
-  for (;;) {
-    if (i >= pdf.length) throw new PdfSyntaxError('unterminated hex string');
-    const b = pdf[i++]!;
-    if (b === 0x3e) break;
+  for (let i = start + 1; i < close; i++) {
+    const b = pdf[i]!;
     if (isWhite(b)) continue;
     const v = hexValue(b);
     if (v < 0) throw new PdfSyntaxError('malformed hex string');
     if (high < 0) high = v;
     else {
-      bytes.push(high * 16 + v);
+      value[n++] = high * 16 + v;
       high = -1;
     }
   }
-  if (high >= 0) bytes.push(high * 16);
-  const value = Buffer.from(bytes);
-  wipe(bytes);
-  strings.push(value);
-  return { value: new PdfString(value), end: i };
+  if (high >= 0) value[n++] = high * 16;
+  return { value: new PdfString(value.subarray(0, n)), end: close + 1 };
 }
 
 function readDict(pdf: Uint8Array, start: number, strings: Buffer[], depth: number): { value: PdfDict; end: number } {

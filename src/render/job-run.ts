@@ -28,7 +28,6 @@ type Refusal = { status: number; message: string } | BodyError;
 /** One compile of a job: the engine's outcome, or the job refused before it reached one. */
 type Attempt = Compiled | { ok: false; refused: Refusal };
 
-/** What a run came to, short of the worker's report (its time and memory). */
 /** What a run leaves to be collected (see JobRun.garbage). */
 export type Garbage = 'none' | 'buffers' | 'strings';
 

@@ -33,9 +33,9 @@ function holdingsOf(response: ServerResponse): Holdings {
   if (!holdings) {
     const made = new Holdings();
     byResponse.set(response, made);
-    const wipe = () => made.wipe();
-    response.once('finish', wipe);
-    response.once('close', wipe);
+    const wipeHeld = () => made.wipe();
+    response.once('finish', wipeHeld);
+    response.once('close', wipeHeld);
     holdings = made;
   }
   // A response already sent or abandoned (a client gone while its job ran) has no 'finish' or 'close' to come.
