@@ -46,6 +46,7 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const APOSTROPHE = 0x27;
 const PERCENT = 0x25;
+const ASTERISK = 0x2a;
 const STAR = 0x2a;
 const isBlank = (b: number | undefined) => b === 0x20 || b === 0x09;
 
@@ -250,7 +251,8 @@ function extendedValue(body: Buffer, start: number, end: number): Range {
   let write = start;
   for (let i = languageEnd + 1; i < end; i++) {
     let b = body[i]!;
-    if (b === APOSTROPHE) throw new FormError(FORM_MESSAGES.badDisposition);
+    // RFC 8187's attr-char is a token byte but `*`, `'` and `%` (which starts an escape).
+    if (b === APOSTROPHE || b === ASTERISK) throw new FormError(FORM_MESSAGES.badDisposition);
     if (b === PERCENT) {
       const high = hexValue(body[i + 1]);
       const low = hexValue(body[i + 2]);
