@@ -9,6 +9,7 @@
  * WTF-8 form, which is never valid UTF-8, so it never equals a checked
  * name; callers that need text refuse unpaired surrogates first.
  */
+import { hexValue } from './hex.js';
 import type { Range } from './layout.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import { wipe } from '../retention/wipe.js';
@@ -26,12 +27,6 @@ export const SIMPLE_ESCAPES: Record<number, number> = {
   114: 0x0d,
   116: 0x09,
 };
-
-function hexValue(b: number): number {
-  if (b >= 0x30 && b <= 0x39) return b - 0x30;
-  const lower = b | 0x20;
-  return lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1;
-}
 
 /** The 16-bit value of the four hex digits of a `\uXXXX` escape at `at`, or -1 if they are not four hex digits. */
 export function hex4(body: Uint8Array, at: number): number {

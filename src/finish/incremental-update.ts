@@ -41,7 +41,7 @@ export interface AppendedUpdate {
 /** Keys a new trailer copies from the newest one, besides `/Size` and `/Prev`. */
 const TRAILER_KEYS = ['/Root', '/Info', '/ID', '/Encrypt'];
 
-const ascii = (text: string) => Buffer.from(text, 'latin1');
+export const ascii = (text: string) => Buffer.from(text, 'latin1');
 
 /**
  * Appends `updated` to the PDF `objects` read. An object numbered from

@@ -43,15 +43,6 @@ const isDigit = (b: number | undefined) => b !== undefined && b >= 0x30 && b <= 
 /** Neither white space nor a delimiter: a byte of a number, a keyword or a name. */
 export const isRegular = (b: number | undefined) => b !== undefined && !isWhite(b) && !isDelimiter(b);
 
-/** A hexadecimal digit's value, or -1. */
-export function hexValue(b: number | undefined): number {
-  if (b === undefined) return -1;
-  if (b >= 0x30 && b <= 0x39) return b - 0x30;
-  if (b >= 0x41 && b <= 0x46) return b - 0x37;
-  if (b >= 0x61 && b <= 0x66) return b - 0x57;
-  return -1;
-}
-
 /** The first byte at or after `i` that is not white space or inside a comment. */
 export function skipSpace(pdf: Uint8Array, i: number): number {
   for (;;) {

@@ -9,11 +9,11 @@
  * Every read is linear in what it reads, and nesting is bounded, so a
  * hostile file costs no more than its size.
  */
+import { hexValue } from '../bytes/hex.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import { wipe } from '../retention/wipe.js';
 import {
   bytesAre,
-  hexValue,
   isRegular,
   isWhite,
   literalStringEnd,

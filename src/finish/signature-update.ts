@@ -25,7 +25,7 @@
  * The objects copied (the catalog, the first page, their arrays) are copied
  * as bytes, entry by entry; nothing of the PDF becomes a string.
  */
-import { appendUpdate, type NewObject } from './incremental-update.js';
+import { appendUpdate, ascii, type NewObject } from './incremental-update.js';
 import { PdfObjects } from './pdf-objects.js';
 import { arrayItems, dictionaryAt, type Entry, entryOf, PdfSyntaxError, type Ref, referenceAt, type Span } from './pdf-syntax.js';
 
@@ -52,7 +52,6 @@ const CONTENTS_KEY = '] /Contents <';
 /** /F: Print (4) and Locked (128); a PDF/A annotation must be printable. */
 const WIDGET_FLAGS = 132;
 
-const ascii = (text: string) => Buffer.from(text, 'latin1');
 const refText = (ref: Ref) => `${ref.num} ${ref.gen} R`;
 
 /** The PDF date of `time` in UTC: `D:YYYYMMDDHHmmSSZ`. */

@@ -21,6 +21,7 @@
  * part's headers are read once and are at most MAX_HEADER_BYTES long.
  */
 import { FORM_MESSAGES } from '../messages.js';
+import { hexValue } from '../bytes/hex.js';
 import type { Range } from '../bytes/layout.js';
 
 /** One part: its `name`, its file name if it has one, and its content. */
@@ -46,7 +47,6 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const APOSTROPHE = 0x27;
 const PERCENT = 0x25;
-const ASTERISK = 0x2a;
 const STAR = 0x2a;
 const isBlank = (b: number | undefined) => b === 0x20 || b === 0x09;
 
@@ -70,9 +70,6 @@ function equalsIgnoringCase(bytes: Uint8Array, from: number, to: number, lower: 
   }
   return true;
 }
-
-const hexValue = (b: number | undefined) =>
-  b === undefined ? -1 : b >= 0x30 && b <= 0x39 ? b - 0x30 : b >= 0x41 && b <= 0x46 ? b - 55 : b >= 0x61 && b <= 0x66 ? b - 87 : -1;
 
 /**
  * The boundary a Content-Type header names (a header, not request content),
@@ -252,7 +249,7 @@ function extendedValue(body: Buffer, start: number, end: number): Range {
   for (let i = languageEnd + 1; i < end; i++) {
     let b = body[i]!;
     // RFC 8187's attr-char is a token byte but `*`, `'` and `%` (which starts an escape).
-    if (b === APOSTROPHE || b === ASTERISK) throw new FormError(FORM_MESSAGES.badDisposition);
+    if (b === APOSTROPHE || b === STAR) throw new FormError(FORM_MESSAGES.badDisposition);
     if (b === PERCENT) {
       const high = hexValue(body[i + 1]);
       const low = hexValue(body[i + 2]);
