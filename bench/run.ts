@@ -97,8 +97,10 @@ interface RoundFigures {
   /** CPU ms of one floor compile (user + system). */
   floorCpuMs: number;
   floorRuns: number;
-  /** CPU ms the server process spent per request at c=1. */
+  /** CPU ms the server process spent per request at c=1, from a block's first request to its last answer. */
   serverCpuMs: number;
+  /** CPU ms the server spent once quiet after a block (its heap collected, its read buffers scrubbed). */
+  quietScrubCpuMs: number;
   /** CPU ms the whole service (server and workers) spent per document at c=2×cores. */
   serviceCpuMs: number;
   /** Of it, the workers' (live and replaced): the service's less the server process's own. */
@@ -137,14 +139,28 @@ async function measureRound(
     const latencies: number[] = [];
     let failures = 0;
     let serverCpu = 0;
+    /** Server CPU from each block's last answer to autocannon's end: the scrub once the server is quiet. */
+    const quietScrubCpu: number[] = [];
     const serverPid = service.process.pid!;
     for (let b = 0; b < s.blocks; b++) {
       const answer = await floor.measure(workload.id, perBlock);
       floorSamples.push(...answer.samples);
       floorCpu.push(...answer.cpuSamples);
       const cpuBefore = processCpuMs(serverPid);
-      const run = await sendLoad({ url: service.url, body: workload.body, connections: 1, requests: perBlock });
-      serverCpu += processCpuMs(serverPid) - cpuBefore;
+      // Read at the block's last answer: autocannon reports the end some 0.7 s later, by which time the
+      // server has gone quiet and scrubbed (a collection and the read buffers), which is counted on its own.
+      let cpuAtLastAnswer = cpuBefore;
+      const run = await sendLoad({
+        url: service.url,
+        body: workload.body,
+        connections: 1,
+        requests: perBlock,
+        onResponse: (count) => {
+          if (count === perBlock) cpuAtLastAnswer = processCpuMs(serverPid);
+        },
+      });
+      serverCpu += cpuAtLastAnswer - cpuBefore;
+      quietScrubCpu.push(processCpuMs(serverPid) - cpuAtLastAnswer);
       latencies.push(...run.latencies);
       failures += run.failures;
     }
@@ -163,6 +179,7 @@ async function measureRound(
       floorCpuMs: median(floorCpu),
       floorRuns: floorSamples.length,
       serverCpuMs: serverCpu / (s.blocks * perBlock),
+      quietScrubCpuMs: median(quietScrubCpu),
       serviceCpuMs: serviceCpu / throughput.completedAt.length,
       workersCpuMs: workersCpu / throughput.completedAt.length,
       p50: percentile(latencies, 50),
@@ -178,7 +195,8 @@ async function measureRound(
       `  ${workload.id}: floor ${ms(round.floorMs)} ms, c=1 p50 ${ms(round.p50)} p99 ${ms(round.p99)} ms ` +
         `(${round.latencyRequests} each, in ${s.blocks} alternating blocks), ` +
         `c=${connections} ${round.rps.toFixed(1)} req/s (${round.throughputRequests} req); ` +
-        `CPU: floor ${ms(round.floorCpuMs)} ms, server ${round.serverCpuMs.toFixed(2)} ms/req, ` +
+        `CPU: floor ${ms(round.floorCpuMs)} ms, server ${round.serverCpuMs.toFixed(2)} ms/req ` +
+        `(+${ms(round.quietScrubCpuMs)} ms once quiet), ` +
         `workers ${ms(round.workersCpuMs)} ms/doc, service ${ms(round.serviceCpuMs)} ms/doc` +
         (round.failures ? `, ${round.failures} FAILED` : ''),
     );
@@ -343,6 +361,7 @@ async function main(): Promise<void> {
       floorCpuMs,
       filledFloorCpuMs: filledFloorCpu.get(w.id)!,
       serverCpuMs: pick('serverCpuMs'),
+      quietScrubCpuMs: pick('quietScrubCpuMs'),
       serviceCpuMs,
       serviceCpuOverFloor: serviceCpuMs / floorCpuMs,
       workersCpuMs,
@@ -470,6 +489,7 @@ async function main(): Promise<void> {
         'floor CPU ms/doc',
         'with the fill (its cost)',
         'server CPU ms/req (c=1)',
+        'server CPU ms once quiet',
         `service CPU ms/doc (c=${connections}, server + workers)`,
         'service / floor',
         `workers' CPU ms/doc (c=${connections})`,
@@ -480,12 +500,16 @@ async function main(): Promise<void> {
         ms(x.floorCpuMs),
         `${ms(x.filledFloorCpuMs)} (${pct(x.filledFloorCpuMs / x.floorCpuMs - 1)})`,
         x.serverCpuMs.toFixed(2),
+        ms(x.quietScrubCpuMs),
         ms(x.serviceCpuMs),
         ratio(x.serviceCpuOverFloor),
         ms(x.workersCpuMs),
         ratio(x.workersCpuOverFloor),
       ]),
     ),
+    '',
+    'Server CPU at c=1 is read from a block\'s first request to its last answer; "once quiet" is what it spends after that,',
+    'when no request has come for 50 to 100 ms: a collection of its heap and the scrub of its read buffers (once per quiet spell, not per request).',
     '',
     'The floor runs with no malloc settings. "With the fill": the same compiles in a process with the workers\' malloc settings',
     `(freed memory filled, here by ${freedMemoryFill().description.replace(/^freed memory is filled by /, '')}), measured once after the rounds.`,
