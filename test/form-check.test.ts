@@ -35,20 +35,23 @@ interface Seen {
 
 const ORACLE_WAIT_MS = 5000;
 
+/** busboy gave no verdict to compare with: a value it cannot decode, or silence for ORACLE_WAIT_MS. */
+const NO_VERDICT = Symbol('no verdict');
+
 /**
- * What busboy makes of `body`: its parts in order, or null if it finds the
- * form malformed, or if it gives no verdict within ORACLE_WAIT_MS (neither
- * 'close' nor 'error': an oracle that does not answer says nothing).
+ * What busboy makes of `body`: its parts in order, null if it finds the form
+ * malformed, or NO_VERDICT.
  */
-function oracle(body: Buffer, boundary: string): Promise<Seen[] | null> {
+function oracle(body: Buffer, boundary: string): Promise<Seen[] | null | typeof NO_VERDICT> {
   return new Promise((settle) => {
-    const silent = setTimeout(() => settle(null), ORACLE_WAIT_MS);
-    const resolve = (verdict: Seen[] | null) => {
+    const silent = setTimeout(() => settle(NO_VERDICT), ORACLE_WAIT_MS);
+    const resolve = (verdict: Seen[] | null | typeof NO_VERDICT) => {
       clearTimeout(silent);
       settle(verdict);
     };
     const seen: Seen[] = [];
     let failed = false;
+    let undecodable = false;
     const parser = busboy({
       headers: { 'content-type': `multipart/form-data; boundary="${boundary}"` },
       preservePath: true,
@@ -58,7 +61,7 @@ function oracle(body: Buffer, boundary: string): Promise<Seen[] | null> {
     // busboy reports an empty name as none: the same thing, for the comparison.
     // A value busboy cannot decode (a charset it does not know: it ignores none) leaves no verdict to compare with.
     parser.on('field', (name, value) => {
-      if (value === undefined) failed = true;
+      if (value === undefined) undecodable = true;
       else seen.push({ name: name ?? '', bytes: Buffer.from(value) });
     });
     parser.on('file', (name, stream, info) => {
@@ -73,8 +76,14 @@ function oracle(body: Buffer, boundary: string): Promise<Seen[] | null> {
       failed = true;
       resolve(null);
     });
-    parser.on('close', () => resolve(failed ? null : seen));
-    parser.end(body);
+    parser.on('close', () => resolve(undecodable ? NO_VERDICT : failed ? null : seen));
+    // busboy goes on reading parts after the close delimiter when they come in the same write (found by the mangled-forms
+    // property: a delimiter doubled into `--B--` with more parts after it); by RFC 2046 what follows it is the epilogue.
+    // So the bytes after its first close delimiter are a write of their own, which busboy then ignores, as it should.
+    const close = body.indexOf(`\r\n--${boundary}--`, 0, 'latin1');
+    const epilogue = close < 0 ? body.length : close + boundary.length + 6;
+    parser.write(body.subarray(0, epilogue));
+    parser.end(body.subarray(epilogue));
   });
 }
 
@@ -212,7 +221,8 @@ describe('the form parser against busboy', () => {
         const close = body!.lastIndexOf(`--${boundary}--`);
         const cut = body!.subarray(0, Math.floor(where * (close + 2 + boundary.length)));
         assert.equal(mine(cut, boundary), null, JSON.stringify(cut.toString('latin1')));
-        assert.equal(await oracle(cut, boundary), null);
+        const verdict = await oracle(cut, boundary);
+        if (verdict !== NO_VERDICT) assert.equal(verdict, null);
       }),
       { numRuns: runs(1500) },
     );
@@ -241,11 +251,39 @@ describe('the form parser against busboy', () => {
           if (got !== null) {
             // Where the parser accepts, its parts are busboy's (it is stricter, never looser).
             const expected = await oracle(bytes, boundary);
-            if (expected !== null) assert.deepEqual(got, expected);
+            if (expected !== null && expected !== NO_VERDICT) assert.deepEqual(got, expected);
           }
         },
       ),
-      { numRuns: runs(1500) },
+      {
+        numRuns: runs(1500),
+        // Found here: a doubled dash makes a close delimiter with parts after it, which busboy read on (see oracle).
+        examples: [
+          [
+            {
+              boundary: "-8u2z'td4e",
+              body: Buffer.from(
+                'IA0KLS0tOHUyeid0ZDRlDQpDb250ZW50LURpc3Bvc2l0aW9uOiBmb3JtLWRhdGE7IG5hbWU9IiI7IGZpbGVuYW1lKj1VVEYtOCcn' +
+                  'YSUyRg0KDQoNCi0tLTh1MnondGQ0ZQ0KQ29udGVudC1EaXNwb3NpdGlvbjogZm9ybS1kYXRhOyBuYW1lPSLwn5iAYSI7IGZpbGVu' +
+                  'YW1lKj1VVEYtOCcnJTIwYWElMjclMjUlMjVhJUU2JTk3JUE1JUU2JTk3JUE1JTIwDQoNCgAALS0tOHUyeid0ZDRlDQotLS04dTJ6' +
+                  'J3RkNGUNCkNvbnRlbnQtRGlzcG9zaXRpb246IGZvcm0tZGF0YSA7CW5hbWU9ImFhYWFcXGHwn5iAYWFhIiA7CWZpbGVuYW1lKj1V' +
+                  'VEYtOCcnYSUzRCUzRCUyRiUyN2ElQzMlQTklNUMlMjUlNUMNCmNvbnRlbnQtdHlwZTogaW1hZ2UvcG5nDQoNCg0KLS04dTJ6J3Rk' +
+                  'NGUNCi0tOHUyeid0ZDRlLS0tOHUyeid0ZDRlAAAAAAAAAAAtLS04dTJ6J3RkNGUAAAAAAAAAAA0KLS0tOHUyeid0ZDRlDQpDb250' +
+                  'ZW50LURpc3Bvc2l0aW9uOiBmb3JtLWRhdGEgOwluYW1lPSJhYfCfmIBhYSINCkNvbnRlbnQtVHlwZTogdGV4dC9wbGFpbjsgY2hh' +
+                  'cnNldD11dGYtOA0KWC1Ob3RlOiBhbnkJdmFsdWUNCg0KAAAAAAAAAAAAAC04dTJ6J3RkNGUAAAAAAAAAAC0tLTh1MnondGQ0ZQ0K' +
+                  'LS0tOHUyeid0ZDRlDQpDb250ZW50LURpc3Bvc2l0aW9uOiBmb3JtLWRhdGEgOwluYW1lPSJhYeaXpSIgOwlmaWxlbmFtZT0iYVwi' +
+                  'YfCfmIBhXFxhIg0KY29udGVudC10eXBlOiBpbWFnZS9wbmcNClgtTm90ZTogYW55CXZhbHVlDQoNCg0AAAAAAAANCi0tLTh1Mnon' +
+                  'dGQ0ZS0t',
+                'base64',
+              ),
+            },
+            [
+              [0, 0, 'drop'],
+              [1242429133, 0, 'double'],
+            ],
+          ],
+        ],
+      },
     );
   });
 });
