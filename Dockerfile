@@ -6,7 +6,7 @@
 # --- build: compile the TypeScript and bundle the playground page ------------
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
-# A C compiler for the realloc the service preloads before jemalloc (native/realloc-fill.c).
+# A C compiler for what the service preloads before jemalloc to fill freed memory (native/free-fill.c).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends gcc libc6-dev \
  && rm -rf /var/lib/apt/lists/*
@@ -21,8 +21,8 @@ COPY playground ./playground
 COPY scripts ./scripts
 COPY native ./native
 COPY examples ./examples
-# The service's TypeScript, the bundled fonts as files (dist/fonts/), the realloc (dist/native/), then the playground page (dist/playground/).
-RUN npm run build && test -f dist/native/realloc-fill.so
+# The service's TypeScript, the bundled fonts as files (dist/fonts/), the freed-memory fill (dist/native/), then the playground page (dist/playground/).
+RUN npm run build && test -f dist/native/free-fill.so
 
 # --- runtime dependencies only (the Typst binding; the fonts are already in dist/fonts) ---
 FROM node:24-bookworm-slim AS deps
@@ -38,7 +38,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 # Debian (glibc) slim: the Typst binding ships linux-x64 gnu and musl builds;
 # the service uses only its bundled fonts (dist/fonts) and FONT_PATH, never system fonts.
 FROM node:24-bookworm-slim
-# jemalloc fills freed memory at a few per cent of a compile (src/retention/freed-memory-fill.ts).
+# With jemalloc, filling freed memory costs a few per cent of a compile (src/retention/freed-memory-fill.ts).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libjemalloc2 \
  && rm -rf /var/lib/apt/lists/*

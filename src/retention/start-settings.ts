@@ -49,8 +49,8 @@ export function ensureStartSettings(): void {
   process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, ...process.argv.slice(1)], env);
 }
 
-/** Each list the operator set keeps its entries, after ours (our realloc must come before jemalloc). */
-const SEPARATORS: Record<string, string> = { GLIBC_TUNABLES: ':', LD_PRELOAD: ':', MALLOC_CONF: ',' };
+/** Each list the operator set keeps its entries, after ours (free-fill.so must come before jemalloc). */
+const SEPARATORS: Record<string, string> = { GLIBC_TUNABLES: ':', LD_PRELOAD: ':' };
 
 function withFill(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const merged = { ...env };
