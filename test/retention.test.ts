@@ -23,6 +23,8 @@ import { makeTestIdentity, type TestIdentity } from './support/signing-identity.
 
 /** A marker no other program holds: random, and never made in this process before the request is built. */
 const marker = (kind: string) => `${kind}${randomBytes(9).toString('hex')}`;
+/** A marker of 15 bytes: Typst keeps a string that short inside the value that holds it (no allocation of its own). */
+const shortMarker = (letter: string) => `${letter}${randomBytes(7).toString('hex')}`;
 
 const UNRELATED_REQUESTS = 20;
 /** How long after an answer the scan runs: the promise holds at the answer, not some requests later. */
@@ -233,6 +235,24 @@ describe('request content in memory, at the answer', () => {
         assert.equal(res.status, 200);
         assert.equal(res.headers.get('x-typst-version'), '0.14.2');
         assert.ok(Buffer.from(await res.arrayBuffer()).includes(markers.title), 'the PDF carries the title in clear');
+        return markers;
+      },
+    },
+    {
+      name: 'a 200 on the Typst 0.14 engine whose title, data and text are short strings (15 bytes, held inline), after another document',
+      async run() {
+        const other = await generate(service, { data: {}, template: '#set document(title: "Quarterly")\n= Other', typst: '0.14' });
+        assert.equal(other.status, 200);
+        await other.arrayBuffer();
+        const markers = { title: shortMarker('T'), data: shortMarker('D'), template: shortMarker('X') };
+        const body = {
+          data: { name: markers.data },
+          template: `#set document(title: "${markers.title}")\n= Report\n#data.name and ${markers.template}`,
+          typst: '0.14',
+        };
+        const res = await generate(service, body);
+        assert.equal(res.status, 200);
+        await res.arrayBuffer();
         return markers;
       },
     },

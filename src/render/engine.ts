@@ -213,12 +213,12 @@ export class TypstEngine {
   /**
    * Drops the job's files and every memoized result, so nothing reaches the
    * next job and nothing stays while the worker waits for it. Unmapping the
-   * files and evicting the cache is not enough for 0.11: its compiler's file
+   * files and evicting the cache is not enough: 0.11's compiler's file
    * cache keeps what the last compile read (the data, the template, each
-   * asset, parsed and as bytes) until it compiles again. A compile of an
-   * empty file of its own makes it let them go (0.14's evicts what was read
-   * before the reset of its files: no compile needed), and the workers'
-   * malloc settings (retention/freed-memory-fill.ts) wipe what is freed.
+   * asset, parsed and as bytes), and 0.14's a short title, until it compiles
+   * again (Binding.keepsLastReads). A compile of an empty file of its own
+   * makes it let them go (about 0.7 ms of CPU on 0.14), and the workers'
+   * malloc settings (retention/freed-memory-fill.ts) fill what is freed.
    *
    * The 0.14 binding's compiler keeps every source file it parsed even then
    * (see Binding.replaceAfterJob): after a job whose template it parsed as a
