@@ -315,7 +315,7 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
-      name: 'a 200 e-invoice with no business rules for its profile (no strings made: a young collection after it), an attachment renamed',
+      name: 'a 200 e-invoice with no business rules for its profile (no strings made, no collection after it), an attachment renamed',
       async run() {
         const { body, markers } = markedRulelessInvoice();
         const res = await generate(service, body);

@@ -3,6 +3,7 @@
  * (what Typst and the writers of cross-reference and object streams use),
  * with or without a PNG predictor. Any other filter is a PdfSyntaxError.
  */
+import { ownedBuffer } from '../retention/owned-buffer.js';
 import { wipe } from '../retention/wipe.js';
 import { inflateSync } from 'node:zlib';
 import { arrayItems, bytesAre, dictionaryAt, type Entry, entryOf, integerOf, PdfSyntaxError, type Span } from './pdf-syntax.js';
@@ -41,7 +42,7 @@ function unpredict(data: Buffer, bytes: Uint8Array, parms: Entry[]): Buffer {
   if (predictor < 10) throw new PdfSyntaxError('unsupported predictor');
   const columns = entryOf(bytes, parms, '/Columns') ? integerOf(bytes, parms, '/Columns') : 1;
   const rows = Math.floor(data.length / (columns + 1));
-  const out = Buffer.alloc(rows * columns);
+  const out = ownedBuffer(rows * columns);
   for (let r = 0; r < rows; r++) {
     const type = data[r * (columns + 1)];
     for (let c = 0; c < columns; c++) {

@@ -113,8 +113,9 @@ const SIMPLE_ESCAPES: Record<number, number> = { 110: 0x0a, 114: 0x0d, 116: 0x09
 
 function readLiteralString(pdf: Uint8Array, start: number, strings: Buffer[]): { value: PdfString; end: number } {
   const end = literalStringEnd(pdf, start);
-  // The decoded string is never longer than the written one.
-  const out = Buffer.alloc(end - start);
+  // The decoded string is never longer than the written one. A buffer of its own, outside V8's heap (see ownedBuffer):
+  // a short title read with Buffer.alloc was found there after the answer, left behind by subarray().
+  const out = ownedBuffer(end - start);
   strings.push(out);
   let n = 0;
   let depth = 1;

@@ -4,6 +4,7 @@
  * JavaScript string: printable ASCII as a literal `(...)` (with `(`, `)` and
  * `\` escaped), anything else as UTF-16BE with its byte order mark, in hex.
  */
+import { ownedBuffer } from '../retention/owned-buffer.js';
 import { wipe } from '../retention/wipe.js';
 import type { Range } from '../bytes/layout.js';
 import { unescapeJsonString } from '../bytes/json-string.js';
@@ -23,7 +24,7 @@ export function pdfTextString(body: Uint8Array, range: Range): Buffer {
 function literal(text: Uint8Array): Buffer {
   let escapes = 0;
   for (const b of text) if (b === 0x28 || b === 0x29 || b === 0x5c) escapes++;
-  const out = Buffer.alloc(text.length + escapes + 2);
+  const out = ownedBuffer(text.length + escapes + 2);
   let at = 0;
   out[at++] = 0x28;
   for (const b of text) {
@@ -36,7 +37,7 @@ function literal(text: Uint8Array): Buffer {
 
 function utf16Hex(utf8: Uint8Array): Buffer {
   // At most one UTF-16 unit (4 hex digits) per byte of UTF-8, and the mark FEFF.
-  const out = Buffer.alloc(2 + 4 + utf8.length * 4);
+  const out = ownedBuffer(2 + 4 + utf8.length * 4);
   let at = 0;
   out[at++] = 0x3c;
   const unit = (u: number) => {

@@ -29,15 +29,17 @@ type Refusal = { status: number; message: string } | BodyError;
 type Attempt = Compiled | { ok: false; refused: Refusal };
 
 /** What a run leaves to be collected (see JobRun.garbage). */
-export type Garbage = 'none' | 'buffers' | 'strings';
+export type Garbage = 'none' | 'strings';
 
 export interface JobRun {
   result: JobAnswer & Pick<JobReport, 'engine' | 'relaid'>;
   /**
    * What the run left for the worker to collect after the answer: JavaScript
    * strings of the request (Typst's messages or warnings, an e-invoice's
-   * refusal or rules), or only buffers the finishing steps dropped, which are
-   * filled as they are freed (retention/freed-memory-fill.ts).
+   * refusal or rules), or nothing. The finishing steps' buffers need no
+   * collection: each is wiped once used, and is memory of its own, outside
+   * V8's heap (retention/owned-buffer.ts), or filled as it is freed
+   * (retention/freed-memory-fill.ts).
    */
   garbage: Garbage;
 }
@@ -206,10 +208,10 @@ function finish(job: Job, compiled: Buffer): ({ pdf: Buffer; einvoiceWarnings?: 
     pdf = plain;
   }
   const einvoice = job.layout.pdf?.einvoice;
-  if (!einvoice) return { pdf, garbage: plain ? 'buffers' : 'none' };
+  if (!einvoice) return { pdf, garbage: 'none' };
   try {
     const finished = finishJob(job, einvoice, pdf);
-    const garbage = finished.madeStrings ? 'strings' : 'buffers';
+    const garbage = finished.madeStrings ? 'strings' : 'none';
     return finished.ok ? { pdf: finished.pdf, einvoiceWarnings: finished.warnings, garbage } : { errorBody: finished.errorBody, garbage };
   } finally {
     wipe(pdf);

@@ -10,7 +10,6 @@
  */
 import { openSync, readSync } from 'node:fs';
 import { Socket, type SocketConstructorOpts } from 'node:net';
-import { GCProfiler } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { loadRules } from '../finish/business-rules.js';
 import { loadSchemas, schemasLoaded } from '../finish/xml-schema.js';
@@ -48,19 +47,6 @@ function forgetStrings(dropped?: TypstEngine): void {
     flavor: 'last-resort',
   });
   if (dropped) setImmediate(() => dropped.prepare());
-}
-
-/**
- * After a finishing step that made no strings (an e-invoice checked by its
- * XSD alone, attachments renamed): the buffers it dropped hold parts of the
- * PDF until V8 frees them, and the allocator fills them as they are freed.
- * They are young unless a collection ran during the job (which may have
- * moved them to the old generation): then a full collection frees them,
- * else a young one, about 1.5 ms of the worker's time against 15 ms.
- */
-function freeDroppedBuffers(collectedDuringJob: boolean): void {
-  const type = collectedDuringJob ? 'major' : 'minor';
-  (globalThis as { gc?: (options: { type: 'major' | 'minor'; execution: 'sync' }) => void }).gc?.({ type, execution: 'sync' });
 }
 
 /** This process's resident memory, from /proc/self/statm kept open (one read per job). */
@@ -169,10 +155,7 @@ async function main(): Promise<void> {
     const begun = performance.now();
     // The answer's bytes, wiped once the pipe has them.
     const answer = new Holdings();
-    const collections = new GCProfiler();
-    collections.start();
     const { result, garbage } = runner.run(readJob(frame), answer);
-    const collectedDuringJob = (collections.stop()?.statistics.length ?? 0) > 0;
     const report = { compileMs: performance.now() - begun, residentBytes: residentBytes() };
     writeResult(pipe, frame.id, { ...result, ...report }, () => answer.wipe());
     wipe(frame.bytes);
@@ -184,7 +167,6 @@ async function main(): Promise<void> {
     // only on the turn after that is its successor made (a job that comes first makes it itself).
     // (No closure here holds the result: one would keep its context, the message among it, alive.)
     if (dropped || garbage === 'strings') setImmediate(forgetStrings, dropped);
-    else if (garbage === 'buffers') setImmediate(freeDroppedBuffers, collectedDuringJob);
   }
 }
 
