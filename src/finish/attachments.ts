@@ -48,11 +48,11 @@ export function nameTreeEntries(objects: PdfObjects, root: PdfValue | undefined)
   return entries;
 }
 
-/** The attachment's embedded file, decoded. */
-export function embeddedBytes(objects: PdfObjects, spec: PdfValue): Buffer | undefined {
+/** The attachment's embedded file stream, if the PDF has it. */
+export function embeddedFile(objects: PdfObjects, spec: PdfValue): PdfRef | undefined {
   const ef = asDict(objects.follow(asDict(objects.follow(spec))?.get('EF')));
   const stream = ef?.get('UF') ?? ef?.get('F');
-  return stream instanceof PdfRef && objects.has(stream.num) ? objects.streamData(stream) : undefined;
+  return stream instanceof PdfRef && objects.has(stream.num) ? stream : undefined;
 }
 
 const UTF16_MARK = Buffer.from([0xfe, 0xff]);

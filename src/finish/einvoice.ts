@@ -20,7 +20,7 @@ import { deflateSync } from 'node:zlib';
 import type { EinvoiceProfile } from '../api-values.js';
 import { checkRules, hasRules, type RuleFailure } from './business-rules.js';
 import { PROFILE_RULES } from './facturx.js';
-import { type Attachment, embeddedBytes, nameTreeEntries } from './attachments.js';
+import { type Attachment, embeddedFile, nameTreeEntries } from './attachments.js';
 import { mergeFacturXmp } from './einvoice-xmp.js';
 import { appendUpdate, type NewObject, valueObject } from './incremental-update.js';
 import { PdfObjects } from './pdf-objects.js';
@@ -79,7 +79,8 @@ function finish(objects: PdfObjects, request: EinvoiceRequest): Finished {
   const attached = attachments.find((a) => wanted.some((form) => form.equals(a.key)));
   for (const form of wanted) wipe(form);
 
-  let xml = attached ? embeddedBytes(objects, attached.spec) : undefined;
+  const attachedFile = attached && embeddedFile(objects, attached.spec);
+  let xml = attachedFile ? objects.streamData(attachedFile) : undefined;
   xml ??= request.asset();
   if (!xml) return { ok: false, failure: { kind: 'no-xml' } };
   let xmp: Buffer | undefined;
@@ -110,7 +111,8 @@ function finish(objects: PdfObjects, request: EinvoiceRequest): Finished {
       ['Filter', name('FlateDecode')],
       ['Params', params],
     ]);
-    updated.push(valueObject(fileNum, file, deflateSync(xml)));
+    // Typst's compressed data as it is, where it can be (compressing it again costs more than the rest of the update).
+    updated.push(valueObject(fileNum, file, (attachedFile && objects.flateData(attachedFile)) || deflateSync(xml)));
     const specNum = attached?.spec instanceof PdfRef ? attached.spec.num : next++;
     const fileName = new PdfString(Buffer.from(rules.fileName));
     const fileRef = new PdfRef(fileNum, 0);

@@ -14,7 +14,8 @@
  * and the one who made the reader calls it when the step is done.
  */
 import { wipe } from '../retention/wipe.js';
-import { decodeStream } from './pdf-streams.js';
+import { ownedBuffer } from '../retention/owned-buffer.js';
+import { decodeStream, isPlainFlate } from './pdf-streams.js';
 import {
   arrayItems,
   bytesAre,
@@ -179,14 +180,32 @@ export class PdfObjects {
 
   /** Stream object `ref`'s data, decoded into a buffer of its own (the caller wipes it). */
   streamData(ref: Ref): Buffer {
+    const { entries, raw } = this.stream(ref);
+    return decodeStream(this.pdf, entries, raw);
+  }
+
+  private stream(ref: Ref): StreamObject {
     const location = this.locations.get(ref.num);
     // A stream is never inside an object stream.
     if (!location || !('offset' in location)) throw new PdfSyntaxError('stream object not found');
-    const { entries, raw } = streamAt(this.pdf, location.offset, (span) => {
+    return streamAt(this.pdf, location.offset, (span) => {
       const length = this.resolve(this.pdf, span);
       return integerAt(length.bytes, length.span);
     });
-    return decodeStream(this.pdf, entries, raw);
+  }
+
+  /**
+   * Stream object `ref`'s data as written, copied into a buffer of its own
+   * (the caller wipes it), if it is FlateDecode with no parameters: what a
+   * new stream with `/Filter /FlateDecode` can carry as it is, without
+   * compressing the data again.
+   */
+  flateData(ref: Ref): Buffer | undefined {
+    const { entries, raw } = this.stream(ref);
+    if (!isPlainFlate(this.pdf, entries)) return undefined;
+    const copy = ownedBuffer(raw.length);
+    copy.set(raw);
+    return copy;
   }
 
   /** Zero-fills the decoded object streams and every string read into a value. */

@@ -29,6 +29,13 @@ export function decodeStream(bytes: Uint8Array, entries: Entry[], raw: Uint8Arra
   return data;
 }
 
+/** Whether the stream's data is FlateDecode alone, with no /DecodeParms. */
+export function isPlainFlate(bytes: Uint8Array, entries: Entry[]): boolean {
+  const filter = entryOf(bytes, entries, '/Filter');
+  if (filter === undefined || entryOf(bytes, entries, '/DecodeParms') !== undefined) return false;
+  return bytesAre(bytes, filter, '/FlateDecode') || isOneFilter(bytes, filter);
+}
+
 const isOneFilter = (bytes: Uint8Array, filter: Span) => {
   if (bytes[filter.start] !== 0x5b) return false;
   const items = arrayItems(bytes, filter.start);
