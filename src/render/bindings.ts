@@ -48,15 +48,6 @@ export interface Binding {
    * engine.ts keeps templates out of that cache where it can (TEXT_ENTRY).
    */
   replaceAfterJob: boolean;
-  /**
-   * Whether the compiler keeps something of its last compile past a reset
-   * of its files and `evictCache(0)`, until it compiles something else:
-   * 0.11 the files it read (data, template, assets); 0.14 the document's
-   * title, when it is short enough (15 bytes) to be held inside the value
-   * rather than in memory of its own, which no fill of freed memory reaches
-   * (the retention scan found it in the worker's heap and on its stack).
-   */
-  keepsLastReads: boolean;
   create(args: CompilerArgs): Compiler;
 }
 
@@ -122,7 +113,6 @@ const BINDINGS: Record<EngineId, Binding> = {
     version: ENGINE_VERSIONS['0.11'],
     pdfOptions: false,
     replaceAfterJob: false,
-    keepsLastReads: true,
     create: ({ workspace, fontPaths }) =>
       wrap(NodeCompiler011.create({ workspace, fontArgs: [{ fontPaths }] }) as unknown as NativeCompiler, workspace, false),
   },
@@ -131,7 +121,6 @@ const BINDINGS: Record<EngineId, Binding> = {
     version: ENGINE_VERSIONS['0.14'],
     pdfOptions: true,
     replaceAfterJob: true,
-    keepsLastReads: true,
     create: ({ workspace, fontPaths }) =>
       wrap(NodeCompiler014.create({ workspace, fontArgs: [{ fontPaths }] }) as unknown as NativeCompiler, workspace, true),
   },

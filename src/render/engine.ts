@@ -213,12 +213,15 @@ export class TypstEngine {
   /**
    * Drops the job's files and every memoized result, so nothing reaches the
    * next job and nothing stays while the worker waits for it. Unmapping the
-   * files and evicting the cache is not enough: 0.11's compiler's file
-   * cache keeps what the last compile read (the data, the template, each
-   * asset, parsed and as bytes), and 0.14's a short title, until it compiles
-   * again (Binding.keepsLastReads). A compile of an empty file of its own
-   * makes it let them go (about 0.7 ms of CPU on 0.14), and the workers'
-   * malloc settings (retention/freed-memory-fill.ts) fill what is freed.
+   * files and evicting the cache is not enough: each engine keeps something
+   * of its last compile until it compiles again. 0.11's file cache keeps
+   * what it read (the data, the template, each asset, parsed and as bytes);
+   * 0.14 keeps the document's title when it is short enough (15 bytes) to
+   * be held inside the value rather than in memory of its own, which no fill
+   * of freed memory reaches (the retention scan found it in the worker's
+   * heap and on its stack). A compile of an empty file of its own makes them
+   * let go (about 0.7 ms of CPU on 0.14), and the workers' malloc settings
+   * (retention/freed-memory-fill.ts) fill what is freed.
    *
    * The 0.14 binding's compiler keeps every source file it parsed even then
    * (see Binding.replaceAfterJob): after a job whose template it parsed as a
@@ -232,12 +235,10 @@ export class TypstEngine {
     if (!compiler) return false;
     compiler.resetShadow();
     compiler.evictCache(0);
-    if (this.binding.keepsLastReads) {
-      compiler.mapShadow(VIRTUAL_ROOT + BLANK_FILE, EMPTY);
-      compiler.diagnostics(VIRTUAL_ROOT + BLANK_FILE);
-      compiler.resetShadow();
-      compiler.evictCache(0);
-    }
+    compiler.mapShadow(VIRTUAL_ROOT + BLANK_FILE, EMPTY);
+    compiler.diagnostics(VIRTUAL_ROOT + BLANK_FILE);
+    compiler.resetShadow();
+    compiler.evictCache(0);
     if (!this.holdsSource) return false;
     this.holdsSource = false;
     // Its successor is made by prepare(), once the caller has let this one go: the job's content goes first.
