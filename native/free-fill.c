@@ -81,22 +81,54 @@ void sdallocx(void *block, size_t size, int flags) {
   next_sdallocx(block, size, flags);
 }
 
-void _ZdlPv(void *block) { fill(block), next_delete(block); }
-void _ZdaPv(void *block) { fill(block), next_delete_array(block); }
-void _ZdlPvm(void *block, size_t size) { fill(block), next_delete_sized(block, size); }
-void _ZdaPvm(void *block, size_t size) { fill(block), next_delete_array_sized(block, size); }
-void _ZdlPvSt11align_val_t(void *block, size_t align) { fill(block), next_delete_aligned(block, align); }
-void _ZdaPvSt11align_val_t(void *block, size_t align) { fill(block), next_delete_array_aligned(block, align); }
-void _ZdlPvRKSt9nothrow_t(void *block, const void *tag) { fill(block), next_delete_nothrow(block, tag); }
-void _ZdaPvRKSt9nothrow_t(void *block, const void *tag) { fill(block), next_delete_array_nothrow(block, tag); }
+void _ZdlPv(void *block) {
+  fill(block);
+  next_delete(block);
+}
+void _ZdaPv(void *block) {
+  fill(block);
+  next_delete_array(block);
+}
+void _ZdlPvm(void *block, size_t size) {
+  fill(block);
+  next_delete_sized(block, size);
+}
+void _ZdaPvm(void *block, size_t size) {
+  fill(block);
+  next_delete_array_sized(block, size);
+}
+void _ZdlPvSt11align_val_t(void *block, size_t align) {
+  fill(block);
+  next_delete_aligned(block, align);
+}
+void _ZdaPvSt11align_val_t(void *block, size_t align) {
+  fill(block);
+  next_delete_array_aligned(block, align);
+}
+void _ZdlPvRKSt9nothrow_t(void *block, const void *tag) {
+  fill(block);
+  next_delete_nothrow(block, tag);
+}
+void _ZdaPvRKSt9nothrow_t(void *block, const void *tag) {
+  fill(block);
+  next_delete_array_nothrow(block, tag);
+}
 void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *block, size_t align, const void *tag) {
-  fill(block), next_delete_aligned_nothrow(block, align, tag);
+  fill(block);
+  next_delete_aligned_nothrow(block, align, tag);
 }
 void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *block, size_t align, const void *tag) {
-  fill(block), next_delete_array_aligned_nothrow(block, align, tag);
+  fill(block);
+  next_delete_array_aligned_nothrow(block, align, tag);
 }
-void _ZdlPvmSt11align_val_t(void *block, size_t size, size_t align) { fill(block), next_delete_sized_aligned(block, size, align); }
-void _ZdaPvmSt11align_val_t(void *block, size_t size, size_t align) { fill(block), next_delete_array_sized_aligned(block, size, align); }
+void _ZdlPvmSt11align_val_t(void *block, size_t size, size_t align) {
+  fill(block);
+  next_delete_sized_aligned(block, size, align);
+}
+void _ZdaPvmSt11align_val_t(void *block, size_t size, size_t align) {
+  fill(block);
+  next_delete_array_sized_aligned(block, size, align);
+}
 
 /*
  * A block that has to grow stays where it is if jemalloc can extend it

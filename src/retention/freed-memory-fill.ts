@@ -52,7 +52,7 @@ function choose(): FreedMemoryFill {
     return {
       allocator: 'jemalloc',
       env: { LD_PRELOAD: `${FREE_FILL}:${jemalloc}` },
-      description: 'freed memory is filled as it is freed, with jemalloc (native/free-fill.c)',
+      description: 'freed memory is filled by native/free-fill.c, on jemalloc, as each block is freed',
     };
   }
   const missing = jemalloc ? `${FREE_FILL} is not built (needs a C compiler at npm run build)` : 'libjemalloc2 is not installed';
