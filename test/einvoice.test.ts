@@ -64,7 +64,7 @@ function qpdfCheck(pdf: Uint8Array): void {
   const dir = mkdtempSync(join(tmpdir(), 'einvoice-'));
   try {
     writeFileSync(join(dir, 'a.pdf'), pdf);
-    execFileSync('qpdf', ['--check', join(dir, 'a.pdf')], { stdio: 'ignore' });
+    execFileSync('qpdf', ['--check', join(dir, 'a.pdf')]);
   } finally {
     rmSync(dir, { recursive: true });
   }
