@@ -11,7 +11,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { isIdeographic, stringHazard, TEXT_LIMITS, type TextHazard, type TextLimits, valueHazard } from '../src/bytes/text-runs.js';
+import {
+  isIdeographic,
+  stringHazard,
+  stringsAtMost,
+  TEXT_LIMITS,
+  type TextHazard,
+  type TextLimits,
+  valueHazard,
+} from '../src/bytes/text-runs.js';
 
 const MARK = /^\p{M}$/u;
 const BREAK_AFTER = new Set([' ', '\t', '\n', '\r', '\u200b']);
@@ -125,6 +133,11 @@ describe('text pre-check against its oracle', () => {
         fc.integer(),
         fc.constant(null),
         fc.array(tie('node'), { maxLength: 4 }),
+        // Many short strings: data the quote windows of stringsAtMost pass without a walk.
+        fc.array(
+          fc.array(piece, { maxLength: 3 }).map((parts) => parts.join('')),
+          { maxLength: 40 },
+        ),
         fc.dictionary(text, tie('node'), { maxKeys: 4 }),
       ),
     })).node;
@@ -138,6 +151,56 @@ describe('text pre-check against its oracle', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+/** The longest string content in `range` as the scan bounds its strings: a quote outside opens one, inside an unescaped quote closes it. */
+function longestString(body: Uint8Array, range: { start: number; end: number }): number {
+  let longest = 0;
+  let open = -1;
+  for (let i = range.start; i < range.end; i++) {
+    if (open < 0) {
+      if (body[i] === 0x22) open = i + 1;
+    } else if (body[i] === 0x5c) i++;
+    else if (body[i] === 0x22) {
+      longest = Math.max(longest, i - open);
+      open = -1;
+    }
+  }
+  return open < 0 ? longest : Math.max(longest, range.end - open);
+}
+
+describe('strings shown short without a walk', () => {
+  it('never says so of bytes holding a longer string: quotes, runs of backslashes, escapes, anything', () => {
+    const part = fc.constantFrom('"', '\\', '\\\\', '\\"', 'a', ' ', 'é', '\\u00e9', '\u0301', '{', ':', ',', '[', ']', '1');
+    const bytes = fc.oneof(
+      fc
+        .array(fc.tuple(part, fc.integer({ min: 1, max: 6 })), { maxLength: 30 })
+        .map((parts) => Buffer.from(parts.map(([p, n]) => p.repeat(n)).join(''))),
+      fc.uint8Array({ maxLength: 120 }).map((b) => Buffer.from(b)),
+    );
+    let shown = 0;
+    fc.assert(
+      fc.property(bytes, fc.nat(8), fc.nat(8), fc.integer({ min: 1, max: 30 }), (body, cutStart, cutEnd, most) => {
+        const range = { start: Math.min(cutStart, body.length), end: Math.max(Math.min(cutStart, body.length), body.length - cutEnd) };
+        if (!stringsAtMost(body, range, most)) return;
+        shown++;
+        assert.ok(longestString(body, range) <= most, `a string of ${longestString(body, range)} bytes passed for at most ${most}`);
+      }),
+      { numRuns: 5000 },
+    );
+    assert.ok(shown > 100, `only ${shown} cases were shown short: the property tested little`);
+  });
+
+  it('passes data of short strings at the engines’ limits, and not a long one', () => {
+    const records = Buffer.from(
+      JSON.stringify({ records: Array.from({ length: 20000 }, (_, i) => ({ id: i, sku: `SKU-${i}`, text: 'é'.repeat(i % 50) })) }),
+    );
+    assert.equal(stringsAtMost(records, { start: 0, end: records.length }, 65_535), true);
+    const long = Buffer.from(JSON.stringify({ a: 'x', s: `"${'a'.repeat(70000)}`, b: 'y' }));
+    assert.equal(stringsAtMost(long, { start: 0, end: long.length }, 65_535), false);
+    const numbers = Buffer.from(JSON.stringify({ n: Array.from({ length: 30000 }, (_, i) => i) }));
+    assert.equal(stringsAtMost(numbers, { start: 0, end: numbers.length }, 65_535), false, 'no quote for a whole window: walked');
   });
 });
 
