@@ -1,16 +1,34 @@
 /**
  * The service's logger. On a terminal, readable lines (pino-pretty, written
  * at once so they interleave with the start-up banner); otherwise JSON
- * lines, written in batches (at most 4 KiB or 100 ms apart) rather than one
- * write per request. pino flushes what is left on exit.
+ * lines, written in batches (4 KiB, or what is there 100 ms after a line)
+ * rather than one write per request. pino flushes what is left on exit.
  */
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+
+/** The longest a line waits in the batch. */
+const FLUSH_AFTER_MS = 100;
 
 export function createLogger(level: string, terminal = Boolean(process.stdout.isTTY)): Logger {
   const base = { service: 'typst-pdf-service' };
   if (terminal) {
     return pino({ level, base }, pretty({ sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' }));
   }
-  return pino({ level, base }, pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 }));
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  // A flush is timed from the line that starts a batch, not on a fixed period: sonic-boom's periodicFlush
+  // wakes the process (and a libuv thread, for an empty write) ten times a second, idle or not, which cost
+  // the server about 0.4 ms of CPU a wake, 2.4 ms for a document that compiles in 0.6 s.
+  let batchStarted = false;
+  const flushLater = (line: string) => {
+    if (!batchStarted) {
+      batchStarted = true;
+      setTimeout(() => {
+        batchStarted = false;
+        destination.flush();
+      }, FLUSH_AFTER_MS).unref();
+    }
+    return line;
+  };
+  return pino({ level, base, hooks: { streamWrite: flushLater } }, destination);
 }

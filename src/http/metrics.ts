@@ -12,7 +12,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { jsonErrorBody } from '../bytes/error-body.js';
 import { MESSAGES } from '../messages.js';
 import type { AnswerLimits } from './answer-limits.js';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from './process-metrics.js';
 import type { PoolStats, RestartReason } from '../render/pool.js';
 
 export interface MetricsSource {
@@ -125,10 +126,7 @@ export class ServiceMetrics {
   });
 
   constructor(source: MetricsSource, answers?: AnswerLimits) {
-    // prom-client samples the event loop's delay every 10 ms, which wakes the server 100 times a second (about
-    // 0.07 ms of CPU per one-page request, measured). It is kept: the lag figures it reports are whole sampling
-    // intervals (at 100 ms every one of them read 0.1 s or more), so a longer interval would read as lag.
-    collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    collectProcessMetrics(this.registry, PREFIX);
     for (const reason of RESTART_REASONS) this.workerRestarts.inc({ reason }, 0);
     source.on('restart', ({ reason }) => this.workerRestarts.inc({ reason }));
     source.on('started', ({ seconds }) => this.workerStart.observe(seconds));

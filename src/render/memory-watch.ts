@@ -1,8 +1,8 @@
 /**
  * Resident memory of a worker process, read from /proc (Linux only).
  *
- * The pool samples each busy worker on its supervisor's tick (pool.ts) and
- * kills it once it holds more than the cap; a worker also reports its
+ * The pool samples each busy worker (pool.ts: watch) and kills it once it
+ * holds more than the cap; a worker also reports its
  * memory with each outcome. RSS is what the machine actually gives the
  * process; an address-space limit (RLIMIT_AS) is not used because V8 and the
  * compiler reserve far more virtual memory than they ever touch.
@@ -13,8 +13,9 @@ export const PAGE_BYTES = 4096;
 
 /**
  * Resident set size of one process, from `/proc/PID/statm` kept open: the
- * pool samples each busy worker 20 times a second, and opening, reading and
- * closing the file each time cost the server about 0.05 ms per small request.
+ * pool samples a busy worker up to 20 times a second, and opening, reading
+ * and closing the file each time cost the server about 0.05 ms per small
+ * request.
  */
 export class ResidentMemory {
   private fd: number | undefined;
