@@ -62,6 +62,9 @@ export class HeapScrub {
   /** When a request arrives: what afterAnswer compares with. */
   requestStarts(): number {
     this.inFlight++;
+    // The collection would find this request in flight and not run: its timer need not wake the server.
+    clearTimeout(this.timer);
+    this.timer = undefined;
     return this.youngCollections;
   }
 
