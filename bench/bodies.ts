@@ -34,16 +34,16 @@ export interface BodyFigures {
   eventLoopBusyPercent: number;
 }
 
-/** The event loop's utilisation since the last scrape, in per cent. */
-async function eventLoopBusyPercent(service: BenchService): Promise<number> {
+/** Seconds the server's event loop has been busy so far, from the service's own metrics. */
+async function eventLoopBusySeconds(service: BenchService): Promise<number> {
   const text = await (await fetch(`${service.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('typst_pdf_nodejs_eventloop_utilization_ratio '));
-  return line ? Number(line.split(' ')[1]) * 100 : Number.NaN;
+  const line = text.split('\n').find((l) => l.startsWith('typst_pdf_nodejs_eventloop_busy_seconds_total '));
+  return line ? Number(line.split(' ')[1]) : Number.NaN;
 }
 
 async function once(service: BenchService, body: Buffer): Promise<Omit<BodyFigures, 'shape' | 'bytes'>> {
   const pid = service.process.pid!;
-  await eventLoopBusyPercent(service); // starts the utilisation's window
+  const busyBefore = await eventLoopBusySeconds(service);
   const cpuBefore = processCpuMs(pid);
   const mainBefore = mainThreadCpuMs(pid);
   const started = performance.now();
@@ -65,9 +65,12 @@ async function once(service: BenchService, body: Buffer): Promise<Omit<BodyFigur
     await new Promise((r) => setTimeout(r, 5));
   }
   const { status, answerMs } = await answer;
+  const elapsedMs = performance.now() - started;
+  const busyMs = ((await eventLoopBusySeconds(service)) - busyBefore) * 1000;
+  const eventLoopBusyPercent = (100 * busyMs) / elapsedMs;
   const serverCpuMs = processCpuMs(pid) - cpuBefore;
   const eventLoopCpuMs = mainThreadCpuMs(pid) - mainBefore;
-  return { status, answerMs, serverCpuMs, eventLoopCpuMs, healthzMaxMs, eventLoopBusyPercent: await eventLoopBusyPercent(service) };
+  return { status, answerMs, serverCpuMs, eventLoopCpuMs, healthzMaxMs, eventLoopBusyPercent };
 }
 
 export async function measureBodies(cores: number, repeats: number, log: (message: string) => void): Promise<BodyFigures[]> {

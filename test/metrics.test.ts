@@ -40,9 +40,15 @@ describe('metrics', () => {
       'workers_idle gauge',
       'worker_restarts_total counter',
       'rate_limited_requests_total counter',
+      'process_cpu_seconds_total counter',
+      'process_resident_memory_bytes gauge',
+      'nodejs_heap_size_used_bytes gauge',
+      'nodejs_eventloop_busy_seconds_total counter',
     ]) {
       assert.ok(text.includes(`# TYPE ${P}${family}`), family);
     }
+    // The event loop's delay is not sampled: that would wake the server every 10 ms (test/idle.test.ts).
+    assert.ok(!text.includes(`${P}nodejs_eventloop_lag_p99_seconds`));
     for (const reason of ['timeout', 'memory', 'crash', 'recycle']) {
       assert.ok(text.includes(`${P}worker_restarts_total{reason="${reason}"} 0`), reason);
     }
@@ -92,6 +98,8 @@ describe('metrics', () => {
     assert.equal(delta(before, after, `${P}http_request_size_bytes_count{route="${GENERATE}"}`), 7);
     assert.equal(delta(before, after, `${P}http_request_size_bytes_sum{route="${GENERATE}"}`), sentBytes);
     assert.ok(delta(before, after, `${P}http_response_size_bytes_sum{route="${GENERATE}"}`) >= pdfBytes);
+    const busy = delta(before, after, `${P}nodejs_eventloop_busy_seconds_total`);
+    assert.ok(busy > 0 && busy < 60, `the event loop was busy ${busy} s answering them`);
     assert.equal(delta(before, after, `${P}http_request_size_bytes_bucket{le="16777216",route="${GENERATE}"}`), 7);
     assert.equal(delta(before, after, `${P}http_request_size_bytes_bucket{le="4194304",route="${GENERATE}"}`), 6);
     assert.equal(delta(before, after, `${P}worker_restarts_total{reason="recycle"}`), 1);

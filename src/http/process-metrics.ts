@@ -1,21 +1,21 @@
 /**
  * The Node.js process metrics (`process_*`, `nodejs_*`): prom-client's own
  * collectors, all but its event-loop delay histogram, and in its place the
- * event loop's utilisation.
+ * time the event loop was busy.
  *
  * That histogram (perf_hooks' monitorEventLoopDelay) wakes the process
  * every 10 ms, busy or idle: on a 2-core machine each wake cost the server
  * about 0.03 ms of CPU, 1.9 ms for a document that compiles in 0.6 s, which
  * is more than the whole server's allowance for answering it. It also
  * reports whole sampling intervals, so its figures never read below 10 ms.
- * The utilisation costs nothing between scrapes: it is read from libuv's
+ * The busy time costs nothing between scrapes: it is read from libuv's
  * loop counters when /metrics is scraped. prom-client's collectDefaultMetrics
  * cannot leave the histogram out, so its collectors are registered one by one
  * (the files it lists in lib/defaultMetrics.js, at the version the lock file
  * pins).
  */
 import { performance } from 'node:perf_hooks';
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import gc from 'prom-client/lib/metrics/gc.js';
 import heapSizeAndUsed from 'prom-client/lib/metrics/heapSizeAndUsed.js';
 import heapSpacesSizeAndUsed from 'prom-client/lib/metrics/heapSpacesSizeAndUsed.js';
@@ -46,15 +46,16 @@ const COLLECTORS = [
 
 export function collectProcessMetrics(registry: Registry, prefix: string): void {
   for (const collect of COLLECTORS) collect(registry, { prefix });
-  let since = performance.eventLoopUtilization();
-  new Gauge({
-    name: `${prefix}nodejs_eventloop_utilization_ratio`,
-    help: 'Share of the time since the last scrape that the event loop spent running code rather than waiting',
+  // A counter, not a ratio since the last scrape: each scraper takes the rate over its own window.
+  let counted = 0;
+  new Counter({
+    name: `${prefix}nodejs_eventloop_busy_seconds_total`,
+    help: 'Time the event loop spent running code rather than waiting (its utilisation is the rate of this)',
     registers: [registry],
     collect() {
-      const now = performance.eventLoopUtilization();
-      this.set(performance.eventLoopUtilization(now, since).utilization);
-      since = now;
+      const busy = performance.eventLoopUtilization().active / 1000;
+      this.inc(busy - counted);
+      counted = busy;
     },
   });
 }
