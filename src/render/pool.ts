@@ -363,14 +363,14 @@ export class RenderPool extends EventEmitter {
     running.watch = setTimeout(() => {
       if (slot.running !== running) return;
       const elapsed = performance.now() - running.since;
-      const limit = this.memoryLimitBytes;
-      const bytes = limit > 0 ? (slot.memory?.bytes() ?? 0) : 0;
       if (elapsed > this.options.compileTimeoutMs) return this.kill(slot, 'timeout');
       if (!running.started && elapsed > ACK_TIMEOUT_MS) return this.kill(slot, 'unresponsive');
+      const limit = this.memoryLimitBytes;
+      const bytes = limit > 0 ? (slot.memory?.bytes() ?? 0) : 0;
       if (bytes > limit) return this.kill(slot, 'memory');
       let next = this.options.compileTimeoutMs - elapsed;
       if (!running.started) next = Math.min(next, ACK_TIMEOUT_MS - elapsed);
-      if (limit > 0) next = Math.min(next, Math.min(WATCH_MAX_MS, Math.max(WATCH_MIN_MS, (limit - bytes) / GROWTH_BYTES_PER_MS)));
+      if (limit > 0) next = Math.min(next, WATCH_MAX_MS, Math.max(WATCH_MIN_MS, (limit - bytes) / GROWTH_BYTES_PER_MS));
       // One millisecond past a limit, so that the look finds it passed.
       this.watch(slot, running, Math.max(next, 0) + 1);
     }, ms).unref();
