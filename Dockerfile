@@ -6,7 +6,7 @@
 # --- build: compile the TypeScript and bundle the playground page ------------
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
-# A C compiler for what the service preloads before jemalloc to fill freed memory (native/free-fill.c).
+# A C compiler for what the service preloads to fill freed memory (native/free-fill.c).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends gcc libc6-dev \
  && rm -rf /var/lib/apt/lists/*
@@ -38,10 +38,6 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 # Debian (glibc) slim: the Typst binding ships linux-x64 gnu and musl builds;
 # the service uses only its bundled fonts (dist/fonts) and FONT_PATH, never system fonts.
 FROM node:24-bookworm-slim
-# With jemalloc, filling freed memory costs a few per cent of a compile (src/retention/freed-memory-fill.ts).
-RUN apt-get update \
- && apt-get install -y --no-install-recommends libjemalloc2 \
- && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000

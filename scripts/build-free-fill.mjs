@@ -1,5 +1,5 @@
 // Compiles native/free-fill.c into dist/native/free-fill.so, which the
-// service preloads before jemalloc to fill every block freed
+// service preloads in front of glibc's malloc to fill every block freed
 // (src/retention/freed-memory-fill.ts). Part of `npm run build`. Without a
 // C compiler (`cc`) it says so and leaves the file out: the service then
 // fills freed memory with glibc's malloc settings instead, and says so at start.

@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const fill = freedMemoryFill();
   // Said once: the fallback is safe but slow, and an operator should know why.
-  if (fill.allocator === 'glibc') logger.warn(fill.description);
+  if (fill.method === 'perturb') logger.warn(fill.description);
   else logger.info(fill.description);
   let fonts: FontCatalog;
   try {

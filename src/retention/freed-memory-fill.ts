@@ -1,22 +1,22 @@
 /**
  * Native memory freed without being cleared (Node's read buffers, the
  * compiler's sources, layout and PDF) must hold no request content: the
- * allocator fills every block as it is freed. Two ways, chosen once per
- * process at start:
+ * allocator's blocks are filled as they are freed. Two ways, chosen once
+ * per process at start:
  *
- * - jemalloc (`libjemalloc2`), preloaded after native/free-fill.c, which
- *   fills each block as it is given back (free, operator delete, a realloc
- *   that moves it) and leaves jemalloc on its fast path: a few per cent of
- *   a compile, 13% on a 50-page one. (jemalloc's own `junk:free` takes
- *   every malloc and free down its slow path: 20% there.)
- * - glibc's malloc with `perturb`, which fills on allocation and on free,
- *   and with its per-thread cache off (blocks kept there skip the fill):
- *   10% to 150% of a compile, the more the larger the document.
+ * - native/free-fill.c, preloaded in front of glibc's malloc, fills each
+ *   block as it is given back (free, a realloc that moves it) and leaves
+ *   glibc's malloc as fast as it is: 2% to 4% of a compile on either
+ *   engine. (jemalloc with the same fill cost Typst 0.11 10% to 13%, most
+ *   of it jemalloc's own handing back and refaulting of pages.)
+ * - where it was not built (no C compiler at `npm run build`), glibc's own
+ *   `perturb`, which fills on allocation too, with its per-thread cache off
+ *   (blocks kept there skip the fill): 10% to 150% of a compile, the more
+ *   the larger the document.
  *
- * jemalloc where both files are there (the image and CI install it and build
- * free-fill.so), glibc otherwise. The settings are read when a process
- * starts: workers get them in their environment (render/sandbox.ts), and the
- * server starts itself again with them (start-settings.ts).
+ * The settings are read when a process starts: workers get them in their
+ * environment (render/sandbox.ts), and the server starts itself again with
+ * them (start-settings.ts).
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -26,13 +26,12 @@ const FREED_MEMORY_FILL = 0xa5;
 
 const GLIBC_TUNABLES = `glibc.malloc.perturb=${FREED_MEMORY_FILL}:glibc.malloc.tcache_count=0`;
 
-/** Where Debian's `libjemalloc2` puts the library, by architecture. */
-const JEMALLOC_PATHS = ['/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2'];
 /** Built by `npm run build` (scripts/build-free-fill.mjs); this file is dist/src/retention/freed-memory-fill.js. */
 const FREE_FILL = fileURLToPath(new URL('../../native/free-fill.so', import.meta.url));
 
 export interface FreedMemoryFill {
-  allocator: 'jemalloc' | 'glibc';
+  /** `free-fill`: native/free-fill.c in front of glibc's malloc; `perturb`: glibc's malloc alone. */
+  method: 'free-fill' | 'perturb';
   /** The environment variables that make a process start with it. */
   env: Record<string, string>;
   /** One line for the start log. */
@@ -47,19 +46,17 @@ export function freedMemoryFill(): FreedMemoryFill {
 }
 
 function choose(): FreedMemoryFill {
-  const jemalloc = JEMALLOC_PATHS.find((path) => existsSync(path));
-  if (jemalloc && existsSync(FREE_FILL)) {
+  if (existsSync(FREE_FILL)) {
     return {
-      allocator: 'jemalloc',
-      env: { LD_PRELOAD: `${FREE_FILL}:${jemalloc}` },
-      description: 'freed memory is filled by native/free-fill.c, on jemalloc, as each block is freed',
+      method: 'free-fill',
+      env: { LD_PRELOAD: FREE_FILL },
+      description: "freed memory is filled by native/free-fill.c, in front of glibc's malloc, as each block is freed",
     };
   }
-  const missing = jemalloc ? `${FREE_FILL} is not built (needs a C compiler at npm run build)` : 'libjemalloc2 is not installed';
   return {
-    allocator: 'glibc',
+    method: 'perturb',
     env: { GLIBC_TUNABLES },
-    description: `freed memory is filled by glibc's malloc (perturb, per-thread cache off), which costs large documents much more: ${missing}`,
+    description: `freed memory is filled by glibc's malloc (perturb, per-thread cache off), which costs large documents much more: ${FREE_FILL} is not built (needs a C compiler at npm run build)`,
   };
 }
 

@@ -49,7 +49,7 @@ export function ensureStartSettings(): void {
   process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, ...process.argv.slice(1)], env);
 }
 
-/** Each list the operator set keeps its entries, after ours (free-fill.so must come before jemalloc). */
+/** Each list the operator set keeps its entries, after ours (free-fill.so refuses to run in front of another malloc). */
 const SEPARATORS: Record<string, string> = { GLIBC_TUNABLES: ':', LD_PRELOAD: ':' };
 
 function withFill(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {

@@ -50,8 +50,8 @@ export const COMPUTE_CASES: HostileCase[] = [
   { name: 'range(1000000000)', template: '#range(1000000000).len()', status: 422, error: MEMORY },
   { name: 'giant string repetition (4 × 10^9 characters)', template: '#(("x" * 1000) * 4000000).len()', status: 422, error: MEMORY },
   {
-    // One allocation of 10^12 bytes: glibc's malloc refuses it at once, jemalloc reserves it and the string
-    // is filled a page at a time until the memory cap, which under load can come after the time limit.
+    // One allocation of 10^12 bytes: glibc's malloc refuses it at once, an allocator that reserves it would have
+    // the string filled a page at a time until the memory cap, which under load can come after the time limit.
     name: 'string repetition of 10^12 bytes (one allocation)',
     template: '#("x" * 1000000000000).len()',
     status: 422,
