@@ -12,7 +12,7 @@
 import { BODY_SHAPES } from '../test/support/body-shapes.js';
 import { mainThreadCpuMs, processCpuMs } from './cpu.js';
 import { ms, table } from './report.js';
-import { BENCH_KEY, startBenchService, type BenchService } from './service.js';
+import { BENCH_KEY, metricTotal, startBenchService, type BenchService } from './service.js';
 import { median } from './stats.js';
 
 const BODY_BYTES = 10 * 1024 * 1024;
@@ -35,11 +35,7 @@ export interface BodyFigures {
 }
 
 /** Seconds the server's event loop has been busy so far, from the service's own metrics. */
-async function eventLoopBusySeconds(service: BenchService): Promise<number> {
-  const text = await (await fetch(`${service.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('typst_pdf_nodejs_eventloop_busy_seconds_total '));
-  return line ? Number(line.split(' ')[1]) : Number.NaN;
-}
+const eventLoopBusySeconds = (service: BenchService) => metricTotal(service, 'typst_pdf_nodejs_eventloop_busy_seconds_total');
 
 async function once(service: BenchService, body: Buffer): Promise<Omit<BodyFigures, 'shape' | 'bytes'>> {
   const pid = service.process.pid!;

@@ -23,7 +23,7 @@ import { freedMemoryFill } from '../src/retention/freed-memory-fill.js';
 import { sendLoad, steadyRate } from './load.js';
 import { sampleMemory, type MemorySample } from './memory.js';
 import { ms, pct, ratio, table } from './report.js';
-import { startBenchService, type BenchService } from './service.js';
+import { metricTotal, startBenchService, type BenchService } from './service.js';
 import { clamp, median, percentile, spread } from './stats.js';
 import { workloads, type Workload } from './workloads.js';
 import { describeWorkers, measureWorkers } from './workers.js';
@@ -105,6 +105,8 @@ interface RoundFigures {
   serviceCpuMs: number;
   /** Of it, the workers' (live and replaced): the service's less the server process's own. */
   workersCpuMs: number;
+  /** Workers replaced during the c=2×cores run (WORKER_MAX_JOBS and any other reason): each start is in workersCpuMs. */
+  workersReplaced: number;
   p50: number;
   p99: number;
   maxMs: number;
@@ -164,6 +166,7 @@ async function measureRound(
       latencies.push(...run.latencies);
       failures += run.failures;
     }
+    const replacedBefore = await metricTotal(service, 'typst_pdf_worker_restarts_total');
     const serviceCpuBefore = serviceCpuMs(serverPid);
     const serverCpuBefore = processCpuMs(serverPid);
     const throughput = await sendLoad({
@@ -174,6 +177,7 @@ async function measureRound(
     });
     const serviceCpu = serviceCpuMs(serverPid) - serviceCpuBefore;
     const workersCpu = serviceCpu - (processCpuMs(serverPid) - serverCpuBefore);
+    const workersReplaced = (await metricTotal(service, 'typst_pdf_worker_restarts_total')) - replacedBefore;
     const round: RoundFigures = {
       floorMs: median(floorSamples),
       floorCpuMs: median(floorCpu),
@@ -182,6 +186,7 @@ async function measureRound(
       quietScrubCpuMs: median(quietScrubCpu),
       serviceCpuMs: serviceCpu / throughput.completedAt.length,
       workersCpuMs: workersCpu / throughput.completedAt.length,
+      workersReplaced,
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
       maxMs: Math.max(...latencies),
@@ -197,7 +202,7 @@ async function measureRound(
         `c=${connections} ${round.rps.toFixed(1)} req/s (${round.throughputRequests} req); ` +
         `CPU: floor ${ms(round.floorCpuMs)} ms, server ${round.serverCpuMs.toFixed(2)} ms/req ` +
         `(+${ms(round.quietScrubCpuMs)} ms once quiet), ` +
-        `workers ${ms(round.workersCpuMs)} ms/doc, service ${ms(round.serviceCpuMs)} ms/doc` +
+        `workers ${ms(round.workersCpuMs)} ms/doc (${round.workersReplaced} replaced), service ${ms(round.serviceCpuMs)} ms/doc` +
         (round.failures ? `, ${round.failures} FAILED` : ''),
     );
   }
@@ -366,6 +371,7 @@ async function main(): Promise<void> {
       serviceCpuOverFloor: serviceCpuMs / floorCpuMs,
       workersCpuMs,
       workersCpuOverFloor: workersCpuMs / floorCpuMs,
+      workersReplaced: per.map((x) => x.workersReplaced),
       serverAllowanceMs,
       p50BoundMs: Math.max(floorMs + 1.5, 1.1 * floorMs),
       rpsBound: (0.8 * cores * 1000) / (floorCpuMs + serverAllowanceMs),
@@ -494,6 +500,7 @@ async function main(): Promise<void> {
         'service / floor',
         `workers' CPU ms/doc (c=${connections})`,
         'workers / floor',
+        'workers replaced, by round',
       ],
       results.map((x) => [
         `${x.id}`,
@@ -505,11 +512,13 @@ async function main(): Promise<void> {
         ratio(x.serviceCpuOverFloor),
         ms(x.workersCpuMs),
         ratio(x.workersCpuOverFloor),
+        x.workersReplaced.join(', '),
       ]),
     ),
     '',
     'Server CPU at c=1 is read from a block\'s first request to its last answer; "once quiet" is what it spends after that,',
     'when no request has come for 50 to 100 ms: a collection of its heap and the scrub of its read buffers (once per quiet spell, not per request).',
+    `The workers' CPU includes the start of each worker replaced during the c=${connections} run (after WORKER_MAX_JOBS jobs, by default).`,
     '',
     'The floor runs with no malloc settings. "With the fill": the same compiles in a process with the workers\' malloc settings',
     `(freed memory filled, here by ${freedMemoryFill().description.replace(/^freed memory is filled by /, '')}), measured once after the rounds.`,

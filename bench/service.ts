@@ -10,6 +10,13 @@ export const BENCH_KEY = TEST_KEY;
 
 export type BenchService = Service;
 
+/** The sum of a family's samples (every label) in the service's own metrics. */
+export async function metricTotal(service: BenchService, family: string): Promise<number> {
+  const text = await (await fetch(`${service.url}/metrics`)).text();
+  const samples = text.split('\n').filter((line) => line.startsWith(`${family} `) || line.startsWith(`${family}{`));
+  return samples.length > 0 ? samples.reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0) : Number.NaN;
+}
+
 /** EINVOICE_RULES of the bench's own environment, when set: E1-fx runs the operator's business rules too. */
 export function startBenchService(workers: number, env: Record<string, string> = {}): Promise<BenchService> {
   const rules: Record<string, string> = process.env.EINVOICE_RULES ? { EINVOICE_RULES: process.env.EINVOICE_RULES } : {};
