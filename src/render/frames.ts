@@ -10,12 +10,15 @@
  * A frame: u32 length of what follows, u8 type, u32 job id, then the fields
  * of its type (all integers little-endian):
  *   Job      server -> worker  u32 asset count, 13 option bytes (engine, PDF options, e-invoice), layout of the body (u32 offsets), then the body
- *   Started  worker -> server  (nothing: the worker has the job and is about to compile)
  *   Done     worker -> server  report, u32 warnings length, warnings (ASCII), u32 e-invoice warnings length, those (ASCII), PDF
  *   Failed   worker -> server  report, u16 status, JSON error body
  * A report: f64 compile ms, f64 resident bytes (the worker's memory after
  * the job, for the memory cap), u8 the engine the job ran on (index + 1),
  * its high bit set when the worker compiled with a layout of its own.
+ *
+ * The pipe is a pair of Unix sockets: a worker that ends with part of a job
+ * unread ends the server's side with ECONNRESET, one that read it all with
+ * an end (pool.ts: leftUnread).
  */
 import type { Socket } from 'node:net';
 import { EINVOICE_PROFILES } from '../api-values.js';
@@ -25,7 +28,7 @@ import { wipe } from '../retention/wipe.js';
 import { ENGINE_IDS, PDF_STANDARDS } from '../typst-version.js';
 import type { JobReport, JobResult } from './job.js';
 
-export const FrameType = { Job: 1, Started: 2, Done: 3, Failed: 4 } as const;
+export const FrameType = { Job: 1, Done: 3, Failed: 4 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
 
 const LENGTH_BYTES = 4;
@@ -120,10 +123,6 @@ export function writeJob(
     at = frameHead.writeUInt32LE(range.end, at);
   }
   writeFrame(socket, frameHead, body, onWritten);
-}
-
-export function writeStarted(socket: Socket, id: number, onWritten?: (error?: Error | null) => void): void {
-  writeFrame(socket, head(FrameType.Started, id, 0, 0), undefined, onWritten);
 }
 
 const REPORT_BYTES = 17;

@@ -23,7 +23,7 @@ import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCras
 import type { FontFamilyInfo } from './fonts/types.js';
 import { type Frame, FrameReader, FrameType, readResult, writeJob } from './frames.js';
 import { JobQueue, release, type Waiting } from './job-queue.js';
-import { ResidentMemory, watchAllocationFailure } from './memory-watch.js';
+import { WorkerWatch, watchAllocationFailure } from './worker-watch.js';
 import type { JobResult } from './job.js';
 import type { Holdings } from '../retention/holdings.js';
 import { scrubReadBuffer } from '../retention/read-buffer-scrub.js';
@@ -47,7 +47,7 @@ export interface PoolOptions
   workerScript?: string;
 }
 
-/** Why a worker was replaced: `unresponsive` is a worker that did not take a job it was given. */
+/** Why a worker was replaced: `unresponsive` is a busy worker that took no CPU for SILENT_MS (stopped, or stuck). */
 export type RestartReason = 'timeout' | 'memory' | 'crash' | 'recycle' | 'unresponsive';
 
 export interface PoolStats {
@@ -73,8 +73,8 @@ interface Running extends Queued {
   id: number;
   /** When the job was handed to the worker (performance.now()). */
   since: number;
-  /** The worker acknowledged the job: from then on its death is the job's failure. */
-  started?: boolean;
+  /** The worker's CPU time at the last look that found it grown, and when (performance.now()). */
+  cpu?: { ticks: number; at: number };
   /** The next look at the worker (watch()). */
   watch?: NodeJS.Timeout;
 }
@@ -92,8 +92,13 @@ interface Slot {
   killedFor?: RestartReason;
   /** The worker reported a failed allocation before dying. */
   allocationFailed?: boolean;
-  /** Its resident memory, sampled while it is busy. */
-  memory?: ResidentMemory;
+  /** Its memory and CPU time, sampled while it is busy. */
+  watcher?: WorkerWatch;
+  /**
+   * The worker ended with part of what it was sent unread (its pipe ended with an error, frames.ts): a job
+   * it was given never started, and goes to another worker. One that read its job dies with it.
+   */
+  leftUnread?: boolean;
 }
 
 const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
@@ -107,19 +112,19 @@ const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 const WORKER_NODE_FLAGS = ['--expose-gc', '--clear-free-memory'];
 
 /**
- * A worker acknowledges a job as soon as it reads it, once it has finished
- * clearing the previous job (at most a fraction of that job's compile). One
- * that stays silent this long (stopped, or stuck) is replaced, and the job,
- * which never started, goes to another worker.
+ * A busy worker whose CPU time has not grown for this long is stopped or
+ * stuck (a compile always runs, and so does the clearing of the previous
+ * job): it is replaced, and its job goes to another worker if it had not
+ * read it yet.
  */
-const ACK_TIMEOUT_MS = 2000;
+const SILENT_MS = 2000;
 
 /**
  * How often the pool looks at a busy worker's memory: as soon as it could
  * have reached the cap, growing at GROWTH_BYTES_PER_MS, but not sooner than
  * WATCH_MIN_MS nor later than WATCH_MAX_MS. Each job has one timer, armed
- * for the next thing due (a look at its memory, its acknowledgement, its
- * compile limit), rather than the pool ticking on a fixed period: every
+ * for the next thing due (a look at its memory and CPU time, its compile
+ * limit), rather than the pool ticking on a fixed period: every
  * wake of the server costs CPU (about 0.2 ms each on a 2-core machine,
  * measured), and a tick every 50 ms cost 2.6 ms for a document that
  * compiles in 0.6 s, idle workers or not. Short jobs end before their first
@@ -221,13 +226,13 @@ export class RenderPool extends EventEmitter {
       env: this.options.env,
       execArgv: WORKER_NODE_FLAGS,
       // fd 3: the frame pipe. Rust and Node diagnostics can quote template content: never let them
-      // reach the server's output; stderr is read only to notice a failed allocation (memory-watch.ts).
+      // reach the server's output; stderr is read only to notice a failed allocation (worker-watch.ts).
       stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'ipc'],
     });
     sendOptions(child, this.options.engine);
     const pipe = child.stdio[3] as Socket;
-    const memory = child.pid === undefined ? undefined : new ResidentMemory(child.pid);
-    const slot: Slot = { child, pipe, role, state: 'starting', jobs: 0, memory };
+    const watcher = child.pid === undefined ? undefined : new WorkerWatch(child.pid);
+    const slot: Slot = { child, pipe, role, state: 'starting', jobs: 0, watcher };
     watchAllocationFailure(child.stderr!, () => (slot.allocationFailed = true));
     const reader = new FrameReader((frame) => this.onFrame(slot, frame));
     pipe.on('data', (chunk: Buffer) => {
@@ -239,7 +244,8 @@ export class RenderPool extends EventEmitter {
       }
     });
     pipe.on('close', () => reader.discard());
-    pipe.on('error', () => undefined); // the worker's exit reports it
+    // ECONNRESET (or EPIPE for a job still being written): the worker ended before it had read everything.
+    pipe.on('error', () => (slot.leftUnread = true));
     this.slots.add(slot);
     return new Promise<void>((resolve, reject) => {
       let settled = false;
@@ -262,7 +268,7 @@ export class RenderPool extends EventEmitter {
       // 'close' comes after 'exit' and after stderr is drained, so an allocation failure is known by then.
       child.on('close', (code, signal) => {
         this.slots.delete(slot);
-        memory?.close();
+        watcher?.close();
         if (!settled) {
           settled = true;
           reject(new Error(`Typst worker exited during start (code ${code ?? 'none'}, signal ${signal ?? 'none'})`));
@@ -273,11 +279,6 @@ export class RenderPool extends EventEmitter {
   }
 
   private onFrame(slot: Slot, frame: Frame): void {
-    if (frame.type === FrameType.Started) {
-      const running = slot.running;
-      if (running?.id === frame.id) running.started = true;
-      return;
-    }
     if (frame.type === FrameType.Done || frame.type === FrameType.Failed) {
       this.finish(slot, frame);
       // The result was read through Node's read buffer: an answer nobody waits for any more is not answered, so scrub here too.
@@ -294,9 +295,9 @@ export class RenderPool extends EventEmitter {
     slot.running = undefined;
     if (running) {
       clearTimeout(running.watch);
-      if (!running.started && !this.closing) {
-        // The worker ended before it had the job (killed while idle, or silent): the job never ran,
-        // so it waits for the next worker, at the head of the queue.
+      if (slot.leftUnread && !this.closing) {
+        // The worker ended before it had the job (killed or died while clearing the last one, or silent):
+        // the job never ran, so it waits for the next worker, at the head of the queue.
         this.queue.add(running, 'front');
       } else if (this.closing && !slot.killedFor) {
         // Cut off by close() past the shutdown deadline: the client may retry elsewhere.
@@ -351,25 +352,31 @@ export class RenderPool extends EventEmitter {
     const running: Running = { ...job, id, since: performance.now() };
     slot.running = running;
     slot.state = 'busy';
-    writeJob(slot.pipe, id, job.input.job.body, job.input.job.layout);
+    // A pipe the worker has already closed (it died between two jobs) takes nothing: the job was never read.
+    if (!slot.pipe.writable) slot.leftUnread = true;
+    writeJob(slot.pipe, id, job.input.job.body, job.input.job.layout, (error) => {
+      if (error) slot.leftUnread = true;
+    });
     this.watch(slot, running, Math.min(WATCH_MIN_MS, this.options.compileTimeoutMs));
   }
 
   /**
-   * Looks at a busy worker in `ms`: ends it past the compile limit, silent past ACK_TIMEOUT_MS, or over the
+   * Looks at a busy worker in `ms`: ends it past the compile limit, silent for SILENT_MS, or over the
    * memory cap; otherwise looks again when the next of these could be due.
    */
   private watch(slot: Slot, running: Running, ms: number): void {
     running.watch = setTimeout(() => {
       if (slot.running !== running) return;
-      const elapsed = performance.now() - running.since;
+      const now = performance.now();
+      const elapsed = now - running.since;
       if (elapsed > this.options.compileTimeoutMs) return this.kill(slot, 'timeout');
-      if (!running.started && elapsed > ACK_TIMEOUT_MS) return this.kill(slot, 'unresponsive');
+      const ticks = slot.watcher?.cpuTicks();
+      if (ticks !== undefined && ticks !== running.cpu?.ticks) running.cpu = { ticks, at: now };
+      else if (running.cpu && now - running.cpu.at >= SILENT_MS) return this.kill(slot, 'unresponsive');
       const limit = this.memoryLimitBytes;
-      const bytes = limit > 0 ? (slot.memory?.bytes() ?? 0) : 0;
+      const bytes = limit > 0 ? (slot.watcher?.residentBytes() ?? 0) : 0;
       if (bytes > limit) return this.kill(slot, 'memory');
-      let next = this.options.compileTimeoutMs - elapsed;
-      if (!running.started) next = Math.min(next, ACK_TIMEOUT_MS - elapsed);
+      let next = Math.min(this.options.compileTimeoutMs - elapsed, SILENT_MS);
       if (limit > 0) next = Math.min(next, WATCH_MAX_MS, Math.max(WATCH_MIN_MS, (limit - bytes) / GROWTH_BYTES_PER_MS));
       // One millisecond past a limit, so that the look finds it passed.
       this.watch(slot, running, Math.max(next, 0) + 1);

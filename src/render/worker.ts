@@ -17,9 +17,9 @@ import { Holdings } from '../retention/holdings.js';
 import { wipe } from '../retention/wipe.js';
 import { ENGINE_IDS, type EngineId } from '../typst-version.js';
 import type { TypstEngine } from './engine.js';
-import { type Frame, FrameType, frameOnRead, readJob, writeResult, writeStarted } from './frames.js';
+import { type Frame, FrameType, frameOnRead, readJob, writeResult } from './frames.js';
 import { JobRunner } from './job-run.js';
-import { PAGE_BYTES } from './memory-watch.js';
+import { PAGE_BYTES } from './worker-watch.js';
 import { receiveOptions, type StartReport } from './worker-start.js';
 
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
@@ -139,16 +139,14 @@ async function main(): Promise<void> {
       reader.giveBack(frame);
       return;
     }
-    // Acknowledged before compiling, so the pool knows a worker that dies from here on died with the job.
-    writeStarted(pipe, frame.id, () => {
-      // libxml2 (the e-invoices' XSD check) is loaded by the worker's first e-invoice, so other workers neither wait for nor hold it.
-      if (schemasLoaded() || !readJob(frame).layout.pdf?.einvoice) compile(frame);
-      else
-        loadSchemas().then(
-          () => compile(frame),
-          (error: unknown) => fail(`E-invoice checks failed to load: ${startFailure(error)}`),
-        );
-    });
+    // The job is read whole: a worker that dies from here on dies with it (the pool knows from the pipe, frames.ts).
+    // libxml2 (the e-invoices' XSD check) is loaded by the worker's first e-invoice, so other workers neither wait for nor hold it.
+    if (schemasLoaded() || !readJob(frame).layout.pdf?.einvoice) compile(frame);
+    else
+      loadSchemas().then(
+        () => compile(frame),
+        (error: unknown) => fail(`E-invoice checks failed to load: ${startFailure(error)}`),
+      );
   }
 
   function compile(frame: Frame): void {
