@@ -26,6 +26,15 @@ const FREED_MEMORY_FILL = 0xa5;
 
 const GLIBC_TUNABLES = `glibc.malloc.perturb=${FREED_MEMORY_FILL}:glibc.malloc.tcache_count=0`;
 
+/**
+ * With free-fill.so, glibc's fast bins are off: a worker that had compiled
+ * a 53-page report was then 7% to 8% slower at 9 MB of data with them (two
+ * workers at c=4: 95 to 97 against 102 to 103 ms a document), and the
+ * engine alone is no slower without them (one-page and 53-page documents,
+ * floor processes side by side). The per-thread cache stays on.
+ */
+const FREE_FILL_TUNABLES = 'glibc.malloc.mxfast=0';
+
 /** Built by `npm run build` (scripts/build-free-fill.mjs); this file is dist/src/retention/freed-memory-fill.js. */
 const FREE_FILL = fileURLToPath(new URL('../../native/free-fill.so', import.meta.url));
 
@@ -49,7 +58,7 @@ function choose(): FreedMemoryFill {
   if (existsSync(FREE_FILL)) {
     return {
       method: 'free-fill',
-      env: { LD_PRELOAD: FREE_FILL },
+      env: { LD_PRELOAD: FREE_FILL, GLIBC_TUNABLES: FREE_FILL_TUNABLES },
       description: "freed memory is filled by native/free-fill.c, in front of glibc's malloc, as each block is freed",
     };
   }
