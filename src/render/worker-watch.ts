@@ -9,7 +9,7 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 
-export const PAGE_BYTES = 4096;
+const PAGE_BYTES = 4096;
 
 /**
  * One /proc file of one process, kept open: the pool samples a busy worker

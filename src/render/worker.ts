@@ -8,7 +8,6 @@
  * The server kills it when a job overruns; it writes nothing to disk, logs
  * nothing of a job, and wipes every buffer of a job once it is sent.
  */
-import { openSync, readSync } from 'node:fs';
 import { Socket, type SocketConstructorOpts } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { loadRules } from '../finish/business-rules.js';
@@ -19,7 +18,7 @@ import { ENGINE_IDS, type EngineId } from '../typst-version.js';
 import type { TypstEngine } from './engine.js';
 import { type Frame, FrameType, frameOnRead, readJob, writeResult } from './frames.js';
 import { JobRunner } from './job-run.js';
-import { PAGE_BYTES } from './worker-watch.js';
+import { WorkerWatch } from './worker-watch.js';
 import { receiveOptions, type StartReport } from './worker-start.js';
 
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
@@ -47,17 +46,6 @@ function forgetStrings(dropped?: TypstEngine): void {
     flavor: 'last-resort',
   });
   if (dropped) setImmediate(() => dropped.prepare());
-}
-
-/** This process's resident memory, from /proc/self/statm kept open (one read per job). */
-function residentMemory(): () => number {
-  const statm = openSync('/proc/self/statm', 'r');
-  const text = Buffer.alloc(128);
-  return () => {
-    const length = readSync(statm, text, 0, text.length, 0);
-    const fields = text.toString('latin1', 0, length).split(' ');
-    return Number(fields[1]) * PAGE_BYTES;
-  };
 }
 
 function send(message: StartReport): void {
@@ -125,7 +113,9 @@ async function main(): Promise<void> {
   }
 
   const runner = new JobRunner(engines, options);
-  const residentBytes = residentMemory();
+  // This process's resident memory, read the way the pool reads it (one read per job).
+  const self = new WorkerWatch(process.pid);
+  const residentBytes = () => self.residentBytes() ?? 0;
   // `onread` (documented for net.Socket, missing from its constructor's types): reads land in the frame's own buffer.
   const reader = frameOnRead(onFrame);
   const pipe = new Socket({ fd: FRAME_FD, readable: true, writable: true, onread: reader } as SocketConstructorOpts);
