@@ -1,8 +1,10 @@
 /**
  * The scrub of Node's read buffers (src/retention/read-buffer-scrub.ts) from outside:
  * after an answer, the server opens one connection of its own to its port,
- * and its closing asks for no further scrub. Counted in the kernel's table of
- * TCP connections to the server's port, whatever address it listens on.
+ * and its closing asks for no further scrub; while a request is in flight it
+ * waits for that answer, at most 1 s after the last one. Counted in the
+ * kernel's table of TCP connections to the server's port (closed ones stay
+ * there a minute, in TIME_WAIT), whatever address it listens on.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -61,4 +63,31 @@ describe('the read buffer scrub', () => {
       }
     });
   }
+
+  it('waits for a request in flight, at most 1 s after the last answer', async () => {
+    const service = await startService();
+    try {
+      const port = Number(new URL(service.url).port);
+      const first = await generate(service, { data: {}, template: 'first' });
+      await first.arrayBuffer();
+      // A compile of a few seconds: the next answer comes long after the scrub would have run.
+      const slow = generate(service, { data: {}, template: '#{ let x = 0; for i in range(12000000) { x += 1 } }\nslow' });
+      const sent = performance.now();
+      await sleep(50);
+      const base = connectionsOf(port);
+      await sleep(550);
+      assert.equal(connectionsOf(port), base, 'no scrub 600 ms after the answer while a compile runs');
+      await sleep(700);
+      const res = await slow;
+      assert.ok(performance.now() - sent > 1300, 'the compile outlasted the wait (make its loop longer)');
+      const bounded = connectionsOf(port);
+      assert.ok(bounded > base, 'a scrub 1 s after the last answer, the compile still running');
+      assert.equal(res.status, 200);
+      await res.arrayBuffer();
+      await sleep(400);
+      assert.ok(connectionsOf(port) > bounded, 'another after the slow answer');
+    } finally {
+      await service.stop();
+    }
+  });
 });

@@ -45,6 +45,10 @@ export class HeapScrub {
   /** Requests received and not yet answered (or abandoned). */
   private inFlight = 0;
 
+  get requestsInFlight(): number {
+    return this.inFlight;
+  }
+
   constructor() {
     setFlagsFromString('--clear-free-memory');
     // V8's collector, for this module alone: the flag is set only while a fresh context fetches `gc`.

@@ -16,7 +16,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
 import { Holdings } from './holdings.js';
 import { wipe } from './wipe.js';
-import { isParserScrub, scrubParserBufferOf, scrubReadBuffer } from './read-buffer-scrub.js';
+import { isParserScrub, requestArrives, scrubParserBufferOf, scrubReadBuffer } from './read-buffer-scrub.js';
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -78,8 +78,8 @@ export function registerWipe(app: FastifyInstance): void {
  * (heap-scrub.ts).
  */
 export function wipeSocketReads(server: Server): void {
-  scrubParserBufferOf(server);
   const heap = new HeapScrub();
+  scrubParserBufferOf(server, () => heap.requestsInFlight > 0);
   const afterAnswer = () => {
     scrubReadBuffer();
     heap.afterAnswer();
@@ -89,11 +89,13 @@ export function wipeSocketReads(server: Server): void {
   });
   server.on('request', (request: IncomingMessage, response) => {
     const started = heap.requestStarts();
+    requestArrives();
     response.once('close', () => {
       // After the onResponse hooks, which read the head (the log line, the metrics) a few turns later.
       setImmediate(forgetHead, request);
-      scrubReadBuffer();
+      // The request no longer counts as in flight before the read buffers' scrub is asked for.
       heap.afterAnswer(started);
+      scrubReadBuffer();
     });
   });
 }
