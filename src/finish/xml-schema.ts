@@ -199,10 +199,9 @@ function reserveUnused(state: Loaded): [number, number] {
   const memory = Buffer.from(state.memory.buffer);
   const free = memory.length - usedEnd(memory, 0, memory.length) - HEADROOM_BYTES;
   const at = free > 4 * PAGE ? state.malloc(free) >>> 0 : 0;
-  if (at === 0) return [memory.length, memory.length];
   const start = (Math.ceil(at / PAGE) + 1) * PAGE;
   const end = (Math.floor((at + free) / PAGE) - 1) * PAGE;
-  return end > start ? [start, end] : [memory.length, memory.length];
+  return at !== 0 && end > start ? [start, end] : [memory.length, memory.length];
 }
 
 /**
