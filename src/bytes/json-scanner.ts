@@ -121,9 +121,6 @@ export const kindAt = (body: Uint8Array, at: number): Kind => {
           : 'literal';
 };
 
-/** Scanners over no request's bytes, kept for the life of the process (JsonScanner's static block). */
-const kept: JsonScanner[] = [];
-
 export class JsonScanner {
   /**
    * The body as 32-bit words of its ArrayBuffer: plain runs of strings are
@@ -139,21 +136,17 @@ export class JsonScanner {
   loneSurrogate = -1;
 
   /**
-   * One scanner is kept for the life of the process. V8's optimized code
-   * for the scanner's methods refers weakly to the hidden class its
-   * instances share, and that class lives only as long as one of them: the
-   * full collection the server runs once it is quiet
-   * (retention/heap-scrub.ts) found none, freed it and threw the optimized
-   * code away ("embedded weak objects cleared"), so the first request after
-   * every quiet spell paid for compiling it all again: 10 ms of the
-   * server's CPU for a 200-row report instead of 2.5 (measured at c=1,
-   * blocks of 30 requests 300 ms apart). `kept` is read from this block,
-   * which closes over the module's scope, so it lives as long as the
-   * module and not only while the module loads.
+   * A scanner over no request's bytes, kept for the life of the process (as
+   * long as the class). V8's optimized code for the scanner's methods refers
+   * weakly to the hidden class its instances share, and that class lives
+   * only as long as one of them: the full collection the server runs once
+   * it is quiet (retention/heap-scrub.ts) found none, freed it and threw the
+   * optimized code away ("embedded weak objects cleared"), so the first
+   * request after every quiet spell paid for compiling it all again: 10 ms
+   * of the server's CPU for a 200-row report instead of 2.5 (measured at
+   * c=1, blocks of 30 requests 300 ms apart).
    */
-  static {
-    kept.push(new JsonScanner(Buffer.alloc(8)));
-  }
+  static readonly kept = new JsonScanner(Buffer.alloc(8));
 
   constructor(readonly body: Uint8Array) {
     this.words = new Int32Array(body.buffer, 0, body.buffer.byteLength >> 2);
