@@ -20,6 +20,7 @@ import type { Holdings } from '../retention/holdings.js';
 import { wipe } from '../retention/wipe.js';
 import { DEFAULT_ENGINE, type EngineId } from '../typst-version.js';
 import type { Compiled, EngineOptions, TypstEngine } from './engine.js';
+import type { EvictionCost } from './eviction-cost.js';
 import { type JobAnswer, type JobReport, WORKER_STATUS } from './job.js';
 
 /** A job refused before any compile: the status and the words of its answer. */
@@ -55,7 +56,10 @@ export class JobRunner {
   constructor(
     private readonly engines: Map<EngineId, TypstEngine>,
     options: EngineOptions,
+    /** What the engines' clean-ups cost over a fresh worker's: counted at each. */
+    private readonly evictionCost: EvictionCost,
   ) {
+    for (const engine of engines.values()) evictionCost.record(engine);
     this.defaultEngine = options.defaultEngine ?? DEFAULT_ENGINE;
     this.exactCheck = { maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS, largeDataBytes: Infinity };
     this.maxPdfBytes = options.maxPdfBytes ?? Number.POSITIVE_INFINITY;
@@ -86,7 +90,13 @@ export class JobRunner {
   endJob(): TypstEngine | undefined {
     const cleaned = this.last;
     this.last = undefined;
-    return cleaned?.clean() ? cleaned : undefined;
+    return cleaned && this.clean(cleaned) ? cleaned : undefined;
+  }
+
+  private clean(engine: TypstEngine): boolean {
+    const dropped = engine.clean();
+    this.evictionCost.record(engine);
+    return dropped;
   }
 
   private engineOf(job: Job): EngineId {
@@ -102,7 +112,7 @@ export class JobRunner {
     if (template) return refused(WORKER_STATUS.textRefused, textRefusedMessage(template, 'template'));
     const data = valueHazard(job.body, job.layout.data);
     if (data) return refused(WORKER_STATUS.textRefused, textRefusedMessage(data, 'data'));
-    if (this.last && this.last !== this.engines.get(id)) this.last.clean();
+    if (this.last && this.last !== this.engines.get(id)) this.clean(this.last);
     this.last = this.engines.get(id)!;
     const { pdf } = job.layout;
     // An e-invoice is PDF/A-3b unless the request names another A-3 level (checked with the body).

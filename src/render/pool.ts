@@ -28,7 +28,7 @@ import type { JobResult } from './job.js';
 import type { Holdings } from '../retention/holdings.js';
 import { scrubReadBuffer } from '../retention/read-buffer-scrub.js';
 import { wipe } from '../retention/wipe.js';
-import { sendOptions, type StartReport } from './worker-start.js';
+import { sendOptions, type WorkerMessage } from './worker-start.js';
 
 /**
  * The pool's settings carry the names of the service's settings (config.ts,
@@ -87,6 +87,8 @@ interface Slot {
   role: 'worker' | 'spare';
   state: 'starting' | 'idle' | 'busy' | 'stopping';
   jobs: number;
+  /** The worker asked to be replaced (eviction-cost.ts): it is, once idle. */
+  replacementAsked?: boolean;
   running?: Running;
   /** Set when the pool itself ends the worker, with the reason to report. */
   killedFor?: RestartReason;
@@ -249,7 +251,7 @@ export class RenderPool extends EventEmitter {
     this.slots.add(slot);
     return new Promise<void>((resolve, reject) => {
       let settled = false;
-      child.on('message', (message: StartReport) => {
+      child.on('message', (message: WorkerMessage) => {
         if (message.type === 'ready') {
           settled = true;
           this.consecutiveStartFailures = 0;
@@ -260,6 +262,9 @@ export class RenderPool extends EventEmitter {
         } else if (message.type === 'fatal') {
           settled = true;
           reject(new Error(message.message));
+        } else if (message.type === 'replace') {
+          slot.replacementAsked = true;
+          if (slot.state === 'idle') this.kill(slot, 'recycle');
         }
       });
       child.on('error', () => {
@@ -408,7 +413,7 @@ export class RenderPool extends EventEmitter {
     release(running);
     running.input.held.hold(frame.bytes);
     running.resolve(result);
-    if (this.options.workerMaxJobs > 0 && slot.jobs >= this.options.workerMaxJobs) {
+    if (slot.replacementAsked || (this.options.workerMaxJobs > 0 && slot.jobs >= this.options.workerMaxJobs)) {
       this.kill(slot, 'recycle');
     } else if (this.memoryLimitBytes > 0 && result.residentBytes > this.memoryLimitBytes) {
       // The job peaked between two samples and kept the memory: the next job starts in a fresh worker.

@@ -1,7 +1,7 @@
 /**
  * A worker's start, over Node's IPC channel: the pool sends the worker its
  * options once, right after the fork, and the worker answers ready or
- * fatal. The options travel here rather than on the command line, where
+ * fatal; later the worker may ask to be replaced (eviction-cost.ts). The options travel here rather than on the command line, where
  * the font catalogue they hold would fill every `ps` line of a worker.
  * Nothing of a request ever takes this channel (jobs are frames, frames.ts).
  */
@@ -14,8 +14,8 @@ interface OptionsMessage {
   options: EngineOptions;
 }
 
-/** Worker -> server: the engines are up, or why they are not. */
-export type StartReport = { type: 'ready' } | { type: 'fatal'; message: string };
+/** Worker -> server: the engines are up, or why they are not; later, that a new worker would now cost less than this one. */
+export type WorkerMessage = { type: 'ready' } | { type: 'fatal'; message: string } | { type: 'replace' };
 
 /**
  * The pool writes the options right after the fork, so they wait in the

@@ -16,10 +16,11 @@ import { Holdings } from '../retention/holdings.js';
 import { wipe } from '../retention/wipe.js';
 import { ENGINE_IDS, type EngineId } from '../typst-version.js';
 import type { TypstEngine } from './engine.js';
+import { EvictionCost } from './eviction-cost.js';
 import { type Frame, FrameType, frameOnRead, readJob, writeResult } from './frames.js';
 import { JobRunner } from './job-run.js';
 import { WorkerWatch } from './worker-watch.js';
-import { receiveOptions, type StartReport } from './worker-start.js';
+import { receiveOptions, type WorkerMessage } from './worker-start.js';
 
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
 const FRAME_FD = 3;
@@ -48,7 +49,7 @@ function forgetStrings(dropped?: TypstEngine): void {
   if (dropped) setImmediate(() => dropped.prepare());
 }
 
-function send(message: StartReport): void {
+function send(message: WorkerMessage): void {
   process.send?.(message);
 }
 
@@ -112,7 +113,11 @@ async function main(): Promise<void> {
     fail(`E-invoice business rules failed to load: ${startFailure(error)}`);
   }
 
-  const runner = new JobRunner(engines, options);
+  // A new worker costs what this one took to start (CPU, all threads): its price in eviction-cost.ts.
+  const { user, system } = process.cpuUsage();
+  const evictionCost = new EvictionCost((user + system) / 1000);
+  const runner = new JobRunner(engines, options, evictionCost);
+  let replacementAsked = false;
   // This process's resident memory, read the way the pool reads it (one read per job).
   const self = new WorkerWatch(process.pid);
   const residentBytes = () => self.residentBytes() ?? 0;
@@ -150,6 +155,10 @@ async function main(): Promise<void> {
     reader.giveBack(frame);
     // The answer is on its way; the cache eviction still ends this job, before the next one is read.
     const dropped = runner.endJob();
+    if (evictionCost.replacementDue && !replacementAsked) {
+      replacementAsked = true;
+      send({ type: 'replace' });
+    }
     // Once this function has returned, nothing refers to the message or the warnings any more;
     // a dropped compiler (0.14) is freed by the binding's finalizer once V8 has collected it, and
     // only on the turn after that is its successor made (a job that comes first makes it itself).
