@@ -15,7 +15,8 @@
  * So each engine times its last eviction, which finds nothing left to evict
  * and so is the walk alone, and the worker sums what those walks cost above
  * the least each engine has shown. Once the sum reaches what the worker's
- * own start cost, it asks to be replaced: the rule for renting skis (rent
+ * own start cost (and the load of what it loaded since: the e-invoices'
+ * schemas), it asks to be replaced: the rule for renting skis (rent
  * until the rent paid equals the price), which never pays more than twice
  * what the best choice made in hindsight would have. A walk counts at the
  * lesser of its own time and the one before it on the same engine, so that
@@ -30,7 +31,12 @@ export class EvictionCost {
   private paidMs = 0;
 
   /** `replacementMs`: what a new worker costs, the CPU time this one took to start. */
-  constructor(private readonly replacementMs: number) {}
+  constructor(private replacementMs: number) {}
+
+  /** What else a new worker would spend again before it is as far as this one (the e-invoices' schemas, loaded on first use). */
+  addToPrice(ms: number): void {
+    this.replacementMs += ms;
+  }
 
   /** After an engine's clean-up (or at its start, for a first measure): counts its walks. */
   record(engine: TypstEngine): void {

@@ -49,6 +49,12 @@ function forgetStrings(dropped?: TypstEngine): void {
   if (dropped) setImmediate(() => dropped.prepare());
 }
 
+/** CPU milliseconds of this process (all its threads) since `since`, or since it started. */
+function cpuMsSince(since?: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(since);
+  return (user + system) / 1000;
+}
+
 function send(message: WorkerMessage): void {
   process.send?.(message);
 }
@@ -114,8 +120,7 @@ async function main(): Promise<void> {
   }
 
   // A new worker costs what this one took to start (CPU, all threads): its price in eviction-cost.ts.
-  const { user, system } = process.cpuUsage();
-  const evictionCost = new EvictionCost((user + system) / 1000);
+  const evictionCost = new EvictionCost(cpuMsSince());
   const runner = new JobRunner(engines, options, evictionCost);
   let replacementAsked = false;
   // This process's resident memory, read the way the pool reads it (one read per job).
@@ -136,12 +141,16 @@ async function main(): Promise<void> {
     }
     // The job is read whole: a worker that dies from here on dies with it (the pool knows from the pipe, frames.ts).
     // libxml2 (the e-invoices' XSD check) is loaded by the worker's first e-invoice, so other workers neither wait for nor hold it.
-    if (schemasLoaded() || !readJob(frame).layout.pdf?.einvoice) compile(frame);
-    else
-      loadSchemas().then(
-        () => compile(frame),
-        (error: unknown) => fail(`E-invoice checks failed to load: ${startFailure(error)}`),
-      );
+    if (schemasLoaded() || !readJob(frame).layout.pdf?.einvoice) return compile(frame);
+    const loadStarted = process.cpuUsage();
+    loadSchemas().then(
+      () => {
+        // A new worker would load them again for its first e-invoice: part of its price.
+        evictionCost.addToPrice(cpuMsSince(loadStarted));
+        compile(frame);
+      },
+      (error: unknown) => fail(`E-invoice checks failed to load: ${startFailure(error)}`),
+    );
   }
 
   function compile(frame: Frame): void {
