@@ -111,6 +111,14 @@ export interface EngineOptions {
   einvoiceRules?: RuleFile[];
 }
 
+/**
+ * The last eviction of a clean-up, which finds nothing left to evict: its
+ * time is the walk of comemo's list, and `evictions` how many walks the
+ * clean-up made (eviction-cost.ts). None before the first clean-up.
+ */
+export type Eviction = Readonly<{ walkMs: number; evictions: number }>;
+const NO_EVICTION: Eviction = { walkMs: 0, evictions: 0 };
+
 /** What the engine made of a job: the PDF and its warnings, or why the template failed (the worker words it). */
 export type Compiled = { ok: true; pdf: Buffer; warnings: Warning[] } | { ok: false; failure: TemplateFailure };
 
@@ -129,18 +137,13 @@ export class TypstEngine {
   /** Jobs compiled, to take turns between the main file names. */
   private jobs = 0;
   private mainFile: string = MAIN_FILES[0];
-  private eviction = { walkMs: 0, evictions: 0 };
+  private eviction: Eviction = NO_EVICTION;
 
   /** The exact Typst version of this engine. */
   readonly version: string;
 
-  /**
-   * The last eviction of the cache (at the start, then the last of each
-   * clean-up), which finds nothing left to evict: its time is the walk of
-   * comemo's list, and `evictions` how many walks the clean-up made
-   * (eviction-cost.ts).
-   */
-  get lastEviction(): { walkMs: number; evictions: number } {
+  /** The last eviction of the last clean-up (see Eviction). */
+  get lastEviction(): Eviction {
     return this.eviction;
   }
 
@@ -154,8 +157,6 @@ export class TypstEngine {
     // Paths, not contents: the compiler reads a font file once a document uses it.
     this.compilerArgs = { workspace: VIRTUAL_ROOT, fontPaths: fonts?.files ?? [] };
     this.prepare();
-    // A first measure of an eviction's walk, before any compile has made comemo's list longer.
-    this.evict(this.current!, 0);
     // Each engine warns about the families it lacks: Typst 0.14 has Libertinus Serif where 0.11 had Linux Libertine.
     this.knownFamilies = new FamilyNames((fonts?.families ?? []).filter((f) => !f.typst || f.typst.includes(engine)).map((f) => f.family));
     this.positioning = {
@@ -235,8 +236,7 @@ export class TypstEngine {
    * heap and on its stack). A compile of an empty file of its own makes them
    * let go (about 0.7 ms of CPU on 0.14), and the workers' malloc settings
    * (retention/freed-memory-fill.ts) fill what is freed. The last eviction
-   * is timed: it finds nothing to evict, so its time is what every eviction
-   * spends walking comemo's list, which only grows (eviction-cost.ts).
+   * is timed (Eviction).
    *
    * The 0.14 binding's compiler keeps every source file it parsed even then
    * (see Binding.replaceAfterJob): after a job whose template it parsed as a
@@ -247,25 +247,21 @@ export class TypstEngine {
   clean(): boolean {
     const compiler = this.current;
     this.dirty = false;
+    this.eviction = NO_EVICTION;
     if (!compiler) return false;
     compiler.resetShadow();
     compiler.evictCache(0);
     compiler.mapShadow(VIRTUAL_ROOT + BLANK_FILE, EMPTY);
     compiler.diagnostics(VIRTUAL_ROOT + BLANK_FILE);
     compiler.resetShadow();
-    this.evict(compiler, 2);
+    const started = performance.now();
+    compiler.evictCache(0);
+    this.eviction = { walkMs: performance.now() - started, evictions: 2 };
     if (!this.holdsSource) return false;
     this.holdsSource = false;
     // Its successor is made by prepare(), once the caller has let this one go: the job's content goes first.
     this.current = undefined;
     return true;
-  }
-
-  /** The last eviction of a clean-up of `evictions` (none at the start), timed (see lastEviction). */
-  private evict(compiler: Compiler, evictions: number): void {
-    const started = performance.now();
-    compiler.evictCache(0);
-    this.eviction = { walkMs: performance.now() - started, evictions };
   }
 
   /** Makes the compiler if there is none (after clean() dropped one): 30 to 45 ms for Typst 0.14's. */

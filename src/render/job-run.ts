@@ -56,10 +56,9 @@ export class JobRunner {
   constructor(
     private readonly engines: Map<EngineId, TypstEngine>,
     options: EngineOptions,
-    /** What the engines' clean-ups cost over a fresh worker's: counted at each. */
+    /** What the engines' clean-ups cost over a new worker's: counted at each. */
     private readonly evictionCost: EvictionCost,
   ) {
-    for (const engine of engines.values()) evictionCost.record(engine);
     this.defaultEngine = options.defaultEngine ?? DEFAULT_ENGINE;
     this.exactCheck = { maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS, largeDataBytes: Infinity };
     this.maxPdfBytes = options.maxPdfBytes ?? Number.POSITIVE_INFINITY;

@@ -2,15 +2,16 @@
  * The render pool: N worker processes, one job each at a time, a bounded
  * queue in front (job-queue.ts), and supervision behind. A job that overruns
  * the compile limit gets its worker killed; a worker that dies, overruns,
- * goes silent or has served its quota is replaced, and the jobs beside it
- * are not disturbed. Spare workers, started and idle, take the place of a
- * worker that ends, so a crash costs no cold start.
+ * goes silent, has served its quota or asks to be (eviction-cost.ts) is
+ * replaced, and the jobs beside it are not disturbed. Spare workers,
+ * started and idle, take the place of a worker that ends, so a crash costs
+ * no cold start.
  *
  * Each worker has a pipe of its own for frames of raw bytes (frames.ts):
  * the request body goes in as it was received, the PDF or the error answer
  * comes out, and neither becomes a JavaScript string here. A worker's
  * options (the engine's settings and the font catalogue) reach it once, on
- * the IPC channel, as it starts (worker-start.ts).
+ * the IPC channel, as it starts (worker-messages.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
@@ -28,7 +29,7 @@ import type { JobResult } from './job.js';
 import type { Holdings } from '../retention/holdings.js';
 import { scrubReadBuffer } from '../retention/read-buffer-scrub.js';
 import { wipe } from '../retention/wipe.js';
-import { sendOptions, type WorkerMessage } from './worker-start.js';
+import { sendOptions, type WorkerMessage } from './worker-messages.js';
 
 /**
  * The pool's settings carry the names of the service's settings (config.ts,

@@ -4,7 +4,8 @@
  * runs each (job-run.ts), writes its result, and clears what the job left
  * before the next. Jobs arrive, and results leave, as frames of raw bytes
  * on fd 3 (frames.ts); the IPC channel carries only its start (its options
- * in, ready or fatal out: worker-start.ts).
+ * in, ready or fatal out) and, at most once, its request to be replaced
+ * (worker-messages.ts).
  * The server kills it when a job overruns; it writes nothing to disk, logs
  * nothing of a job, and wipes every buffer of a job once it is sent.
  */
@@ -20,7 +21,7 @@ import { EvictionCost } from './eviction-cost.js';
 import { type Frame, FrameType, frameOnRead, readJob, writeResult } from './frames.js';
 import { JobRunner } from './job-run.js';
 import { WorkerWatch } from './worker-watch.js';
-import { receiveOptions, type WorkerMessage } from './worker-start.js';
+import { receiveOptions, type WorkerMessage } from './worker-messages.js';
 
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
 const FRAME_FD = 3;
@@ -119,10 +120,11 @@ async function main(): Promise<void> {
     fail(`E-invoice business rules failed to load: ${startFailure(error)}`);
   }
 
-  // A new worker costs what this one took to start (CPU, all threads): its price in eviction-cost.ts.
+  // What a new worker would cost (eviction-cost.ts): this one's start (CPU, all threads), then its first job on each engine.
   const evictionCost = new EvictionCost(cpuMsSince());
-  const runner = new JobRunner(engines, options, evictionCost);
+  const pricedEngines = new Set<EngineId>();
   let replacementAsked = false;
+  const runner = new JobRunner(engines, options, evictionCost);
   // This process's resident memory, read the way the pool reads it (one read per job).
   const self = new WorkerWatch(process.pid);
   const residentBytes = () => self.residentBytes() ?? 0;
@@ -141,7 +143,10 @@ async function main(): Promise<void> {
     }
     // The job is read whole: a worker that dies from here on dies with it (the pool knows from the pipe, frames.ts).
     // libxml2 (the e-invoices' XSD check) is loaded by the worker's first e-invoice, so other workers neither wait for nor hold it.
-    if (schemasLoaded() || !readJob(frame).layout.pdf?.einvoice) return compile(frame);
+    if (schemasLoaded() || !readJob(frame).layout.pdf?.einvoice) {
+      compile(frame);
+      return;
+    }
     const loadStarted = process.cpuUsage();
     loadSchemas().then(
       () => {
@@ -155,6 +160,7 @@ async function main(): Promise<void> {
 
   function compile(frame: Frame): void {
     const begun = performance.now();
+    const cpuAtStart = process.cpuUsage();
     // The answer's bytes, wiped once the pipe has them.
     const answer = new Holdings();
     const { result, garbage } = runner.run(readJob(frame), answer);
@@ -164,15 +170,24 @@ async function main(): Promise<void> {
     reader.giveBack(frame);
     // The answer is on its way; the cache eviction still ends this job, before the next one is read.
     const dropped = runner.endJob();
-    if (evictionCost.replacementDue && !replacementAsked) {
-      replacementAsked = true;
-      send({ type: 'replace' });
-    }
+    askReplacementIfDue(result.engine, cpuAtStart);
     // Once this function has returned, nothing refers to the message or the warnings any more;
     // a dropped compiler (0.14) is freed by the binding's finalizer once V8 has collected it, and
     // only on the turn after that is its successor made (a job that comes first makes it itself).
     // (No closure here holds the result: one would keep its context, the message among it, alive.)
     if (dropped || garbage === 'strings') setImmediate(forgetStrings, dropped);
+  }
+
+  /** Counts a first job on an engine into a new worker's price, and asks once to be replaced when one is cheaper. */
+  function askReplacementIfDue(engine: EngineId, cpuAtStart: NodeJS.CpuUsage): void {
+    if (!pricedEngines.has(engine)) {
+      pricedEngines.add(engine);
+      evictionCost.addToPrice(cpuMsSince(cpuAtStart));
+    }
+    if (evictionCost.replacementDue && !replacementAsked) {
+      replacementAsked = true;
+      send({ type: 'replace' });
+    }
   }
 }
 

@@ -1,8 +1,10 @@
 /**
- * A worker's start, over Node's IPC channel: the pool sends the worker its
- * options once, right after the fork, and the worker answers ready or
- * fatal; later the worker may ask to be replaced (eviction-cost.ts). The options travel here rather than on the command line, where
- * the font catalogue they hold would fill every `ps` line of a worker.
+ * What the pool and a worker tell each other over Node's IPC channel: the
+ * pool sends the worker its options once, right after the fork, and the
+ * worker answers ready or fatal; later it may ask, once, to be replaced
+ * (eviction-cost.ts). The options travel here rather than on the command
+ * line, where the font catalogue they hold would fill every `ps` line of a
+ * worker.
  * Nothing of a request ever takes this channel (jobs are frames, frames.ts).
  */
 import type { ChildProcess } from 'node:child_process';
