@@ -120,9 +120,8 @@ async function main(): Promise<void> {
     fail(`E-invoice business rules failed to load: ${startFailure(error)}`);
   }
 
-  // What a new worker would cost (eviction-cost.ts): this one's start (CPU, all threads), then its first job on each engine.
+  // What a new worker would cost (eviction-cost.ts): this one's start (CPU, all threads), then its first jobs.
   const evictionCost = new EvictionCost(cpuMsSince());
-  const pricedEngines = new Set<EngineId>();
   let replacementAsked = false;
   const runner = new JobRunner(engines, options, evictionCost);
   // This process's resident memory, read the way the pool reads it (one read per job).
@@ -161,33 +160,26 @@ async function main(): Promise<void> {
   function compile(frame: Frame): void {
     const begun = performance.now();
     const cpuAtStart = process.cpuUsage();
+    const job = readJob(frame);
     // The answer's bytes, wiped once the pipe has them.
     const answer = new Holdings();
-    const { result, garbage } = runner.run(readJob(frame), answer);
+    const { result, garbage } = runner.run(job, answer);
     const report = { compileMs: performance.now() - begun, residentBytes: residentBytes() };
     writeResult(pipe, frame.id, { ...result, ...report }, () => answer.wipe());
     wipe(frame.bytes);
     reader.giveBack(frame);
     // The answer is on its way; the cache eviction still ends this job, before the next one is read.
     const dropped = runner.endJob();
-    askReplacementIfDue(result.engine, cpuAtStart);
+    evictionCost.addJob(job.layout.pdf?.einvoice ? 'e-invoice' : result.engine, cpuMsSince(cpuAtStart));
+    if (evictionCost.replacementDue && !replacementAsked) {
+      replacementAsked = true;
+      send({ type: 'replace' });
+    }
     // Once this function has returned, nothing refers to the message or the warnings any more;
     // a dropped compiler (0.14) is freed by the binding's finalizer once V8 has collected it, and
     // only on the turn after that is its successor made (a job that comes first makes it itself).
     // (No closure here holds the result: one would keep its context, the message among it, alive.)
     if (dropped || garbage === 'strings') setImmediate(forgetStrings, dropped);
-  }
-
-  /** Counts a first job on an engine into a new worker's price, and asks once to be replaced when one is cheaper. */
-  function askReplacementIfDue(engine: EngineId, cpuAtStart: NodeJS.CpuUsage): void {
-    if (!pricedEngines.has(engine)) {
-      pricedEngines.add(engine);
-      evictionCost.addToPrice(cpuMsSince(cpuAtStart));
-    }
-    if (evictionCost.replacementDue && !replacementAsked) {
-      replacementAsked = true;
-      send({ type: 'replace' });
-    }
   }
 }
 
