@@ -22,8 +22,8 @@
  *
  * Once the sum reaches the price of a new worker, the worker asks to be
  * replaced: the rule for renting skis (rent until the rent paid equals the
- * price), which pays at most twice what the best choice in hindsight
- * would have. The price is what this worker spent to get going: its start,
+ * price), which, with the price right, pays at most twice what the best
+ * choice in hindsight would have. The price is what this worker spent to get going: its start,
  * the e-invoices' schemas if it loaded them, and its first PRICED_JOBS
  * jobs of each kind (engine, e-invoice or not), whole. A new worker's first
  * jobs are its dearest: its first 25 e-invoices cost it about 220 ms more
