@@ -61,9 +61,9 @@ describe('EvictionCost', () => {
   };
 
   it('counts each walk above the least its engine has shown after a job, twice a clean-up, until the price is paid', () => {
-    // The price: a start of 3 ms, schemas of 0.75 ms, and 30 jobs of 0.25 ms of which the first 25 count.
+    // The price: a start of 3 ms, a first e-invoice of 0.75 ms (the schemas loaded), and 30 jobs of 0.25 ms of which the first 25 count.
     const cost = new EvictionCost(3);
-    cost.addToPrice(0.75);
+    cost.addJob('e-invoice', 0.75);
     for (let i = 0; i < 30; i++) cost.addJob('0.11', 0.25);
     const a = engine();
     cost.record(a.evicting); // no clean-up yet: nothing measured

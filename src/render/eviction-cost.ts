@@ -23,13 +23,13 @@
  * Once the sum reaches the price of a new worker, the worker asks to be
  * replaced: the rule for renting skis (rent until the rent paid equals the
  * price), which, with the price right, pays at most twice what the best
- * choice in hindsight would have. The price is what this worker spent to get going: its start,
- * the e-invoices' schemas if it loaded them, and its first PRICED_JOBS
- * jobs of each kind (engine, e-invoice or not), whole. A new worker's first
- * jobs are its dearest: its first 25 e-invoices cost it about 220 ms more
- * than the next 25, most of it V8 compiling in the background. Counting
- * those jobs whole, not just what they cost over later ones, errs towards
- * keeping the worker.
+ * choice in hindsight would have. The price is what this worker spent to
+ * get going: its start, and its first PRICED_JOBS jobs of each kind
+ * (engine, e-invoice or not) whole, the first e-invoice with the load of
+ * the schemas. A new worker's first jobs are its dearest: its first 25
+ * e-invoices cost it about 220 ms more than the next 25, most of it V8
+ * compiling in the background. Counting those jobs whole, not just what
+ * they cost over later ones, errs towards keeping the worker.
  */
 import type { Eviction } from './engine.js';
 
@@ -50,11 +50,6 @@ export class EvictionCost {
 
   /** `priceMs`: what a new worker costs so far, the CPU time this one took to start. */
   constructor(private priceMs: number) {}
-
-  /** What else a new worker would spend again before it is as far as this one (the e-invoices' schemas). */
-  addToPrice(ms: number): void {
-    this.priceMs += ms;
-  }
 
   /** After each job: its CPU time counts into the price if it is one of the first PRICED_JOBS of its kind. */
   addJob(kind: string, cpuMs: number): void {

@@ -141,25 +141,19 @@ async function main(): Promise<void> {
       return;
     }
     // The job is read whole: a worker that dies from here on dies with it (the pool knows from the pipe, frames.ts).
-    // libxml2 (the e-invoices' XSD check) is loaded by the worker's first e-invoice, so other workers neither wait for nor hold it.
-    if (schemasLoaded() || !readJob(frame).layout.pdf?.einvoice) {
-      compile(frame);
-      return;
-    }
-    const loadStarted = process.cpuUsage();
-    loadSchemas().then(
-      () => {
-        // A new worker would load them again for its first e-invoice: part of its price.
-        evictionCost.addToPrice(cpuMsSince(loadStarted));
-        compile(frame);
-      },
-      (error: unknown) => fail(`E-invoice checks failed to load: ${startFailure(error)}`),
-    );
+    // libxml2 (the e-invoices' XSD check) is loaded by the worker's first e-invoice, so other workers neither wait for nor hold it:
+    // its load is part of that job's CPU time (received), as it would be for a new worker.
+    const received = process.cpuUsage();
+    if (schemasLoaded() || !readJob(frame).layout.pdf?.einvoice) compile(frame, received);
+    else
+      loadSchemas().then(
+        () => compile(frame, received),
+        (error: unknown) => fail(`E-invoice checks failed to load: ${startFailure(error)}`),
+      );
   }
 
-  function compile(frame: Frame): void {
+  function compile(frame: Frame, received: NodeJS.CpuUsage): void {
     const begun = performance.now();
-    const cpuAtStart = process.cpuUsage();
     const job = readJob(frame);
     // The answer's bytes, wiped once the pipe has them.
     const answer = new Holdings();
@@ -170,7 +164,7 @@ async function main(): Promise<void> {
     reader.giveBack(frame);
     // The answer is on its way; the cache eviction still ends this job, before the next one is read.
     const dropped = runner.endJob();
-    evictionCost.addJob(job.layout.pdf?.einvoice ? 'e-invoice' : result.engine, cpuMsSince(cpuAtStart));
+    evictionCost.addJob(job.layout.pdf?.einvoice ? 'e-invoice' : result.engine, cpuMsSince(received));
     if (evictionCost.replacementDue && !replacementAsked) {
       replacementAsked = true;
       send({ type: 'replace' });
