@@ -27,7 +27,7 @@ import { JobQueue, release, type Waiting } from './job-queue.js';
 import { WorkerWatch, watchAllocationFailure } from './worker-watch.js';
 import type { JobResult } from './job.js';
 import type { Holdings } from '../retention/holdings.js';
-import { scrubReadBuffer } from '../retention/read-buffer-scrub.js';
+import { scrubAfterAnswer } from '../retention/scrub-timer.js';
 import { wipe } from '../retention/wipe.js';
 import { sendOptions, type WorkerMessage } from './worker-messages.js';
 
@@ -130,8 +130,10 @@ const SILENT_MS = 2000;
  * limit), rather than the pool ticking on a fixed period: every
  * wake of the server costs CPU (about 0.2 ms each on a 2-core machine,
  * measured), and a tick every 50 ms cost 2.6 ms for a document that
- * compiles in 0.6 s, idle workers or not. Short jobs end before their first
- * look.
+ * compiles in 0.6 s, idle workers or not. The first look too is timed from
+ * the worker's memory, read as the job is sent: with the default cap a
+ * worker is first looked at about 230 ms into a job, and most jobs end
+ * before that.
  */
 const WATCH_MIN_MS = 50;
 const WATCH_MAX_MS = 250;
@@ -287,8 +289,8 @@ export class RenderPool extends EventEmitter {
   private onFrame(slot: Slot, frame: Frame): void {
     if (frame.type === FrameType.Done || frame.type === FrameType.Failed) {
       this.finish(slot, frame);
-      // The result was read through Node's read buffer: an answer nobody waits for any more is not answered, so scrub here too.
-      scrubReadBuffer();
+      // The result was read through Node's read buffer: an answer nobody waits for any more is not answered, so ask here too.
+      scrubAfterAnswer();
       return;
     }
     wipe(frame.bytes);
@@ -363,7 +365,27 @@ export class RenderPool extends EventEmitter {
     writeJob(slot.pipe, id, job.input.job.body, job.input.job.layout, (error) => {
       if (error) slot.leftUnread = true;
     });
-    this.watch(slot, running, Math.min(WATCH_MIN_MS, this.options.compileTimeoutMs));
+    // Its memory, read now, times the first look; its CPU time, read now, starts the count of SILENT_MS.
+    const ticks = slot.watcher?.cpuTicks();
+    if (ticks !== undefined) running.cpu = { ticks, at: running.since };
+    this.watch(slot, running, this.nextLook(0, this.residentBytes(slot)));
+  }
+
+  /** A busy worker's resident memory when there is a cap to compare it with (0 otherwise, or when it cannot be read). */
+  private residentBytes(slot: Slot): number {
+    return this.memoryLimitBytes > 0 ? (slot.watcher?.residentBytes() ?? 0) : 0;
+  }
+
+  /**
+   * When to look at a busy worker next, `elapsed` ms into its job with `bytes` resident: when it could have
+   * reached the memory cap, but not sooner than WATCH_MIN_MS nor later than WATCH_MAX_MS, nor than SILENT_MS
+   * or its compile limit. One millisecond past a limit, so that the look finds it passed.
+   */
+  private nextLook(elapsed: number, bytes: number): number {
+    let next = Math.min(this.options.compileTimeoutMs - elapsed, SILENT_MS);
+    const limit = this.memoryLimitBytes;
+    if (limit > 0) next = Math.min(next, WATCH_MAX_MS, Math.max(WATCH_MIN_MS, (limit - bytes) / GROWTH_BYTES_PER_MS));
+    return Math.max(next, 0) + 1;
   }
 
   /**
@@ -379,13 +401,9 @@ export class RenderPool extends EventEmitter {
       const ticks = slot.watcher?.cpuTicks();
       if (ticks !== undefined && ticks !== running.cpu?.ticks) running.cpu = { ticks, at: now };
       else if (running.cpu && now - running.cpu.at >= SILENT_MS) return this.kill(slot, 'unresponsive');
-      const limit = this.memoryLimitBytes;
-      const bytes = limit > 0 ? (slot.watcher?.residentBytes() ?? 0) : 0;
-      if (bytes > limit) return this.kill(slot, 'memory');
-      let next = Math.min(this.options.compileTimeoutMs - elapsed, SILENT_MS);
-      if (limit > 0) next = Math.min(next, WATCH_MAX_MS, Math.max(WATCH_MIN_MS, (limit - bytes) / GROWTH_BYTES_PER_MS));
-      // One millisecond past a limit, so that the look finds it passed.
-      this.watch(slot, running, Math.max(next, 0) + 1);
+      const bytes = this.residentBytes(slot);
+      if (this.memoryLimitBytes > 0 && bytes > this.memoryLimitBytes) return this.kill(slot, 'memory');
+      this.watch(slot, running, this.nextLook(elapsed, bytes));
     }, ms).unref();
   }
 
