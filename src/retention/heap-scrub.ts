@@ -14,8 +14,8 @@
  * done, the request lets go of its head (forgetHead).
  *
  * V8 fills the memory it frees with zeros (`--clear-free-memory`), and
- * once the server has answered and had no request in flight for HEAP_SCRUB_AFTER_MS it
- * collects its garbage. A request's strings stay in the young generation
+ * once the server has answered and had no request in flight for a moment
+ * (scrub-timer.ts) it collects its garbage. A request's strings stay in the young generation
  * unless the request lived through a collection of it (two move them to the
  * old generation): then the whole heap is collected, else the young
  * generation alone. A full collection costs the server about 30 ms of CPU,
@@ -32,15 +32,11 @@ import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-/** Time with no request in flight, after an answer, before the collection: well inside the promise's 300 ms. */
-const HEAP_SCRUB_AFTER_MS = 50;
-
 /** The V8 collector, as `--expose-gc` gives it. */
 type Collect = (options?: { type: 'minor' | 'major' }) => void;
 
 export class HeapScrub {
   private readonly gc: Collect;
-  private timer: NodeJS.Timeout | undefined;
   /** Young-generation collections so far, V8's and ours (reported after the fact, a turn later). */
   private youngCollections = 0;
   /** A request answered since the last collection lived through a young one: its strings may be old. */
@@ -66,37 +62,25 @@ export class HeapScrub {
     }).observe({ entryTypes: ['gc'] });
   }
 
-  /** When a request arrives: what afterAnswer compares with. */
+  /** When a request arrives: what answered() compares with. */
   requestStarts(): number {
     this.inFlight++;
-    // The collection would find this request in flight and not run: its timer need not wake the server.
-    clearTimeout(this.timer);
-    this.timer = undefined;
     return this.youngCollections;
   }
 
-  /**
-   * After an answer (`started`: requestStarts() at its request; none for a
-   * connection that closed): the collection runs once the server has had no
-   * request in flight for HEAP_SCRUB_AFTER_MS.
-   */
-  afterAnswer = (started?: number): void => {
-    if (started !== undefined) {
-      this.inFlight--;
-      if (this.youngCollections > started) this.oldMayHoldRequests = true;
-    }
-    if (this.inFlight > 0) return;
-    if (this.timer) this.timer.refresh();
-    else this.timer = setTimeout(this.collect, HEAP_SCRUB_AFTER_MS).unref();
-  };
+  /** After an answer (or an abandoned request), with requestStarts() at its request. */
+  answered(started: number): void {
+    this.inFlight--;
+    if (this.youngCollections > started) this.oldMayHoldRequests = true;
+  }
 
-  /** Runs only when no request is in flight: one arriving re-arms the timer with its answer. */
-  private collect = (): void => {
+  /** Once the server is quiet (scrub-timer.ts): the young generation, or the whole heap when it may hold requests. */
+  collect(): void {
     if (this.inFlight > 0) return;
     const full = this.oldMayHoldRequests;
     this.oldMayHoldRequests = false;
     this.gc({ type: full ? 'major' : 'minor' });
-  };
+  }
 }
 
 /** Drops a request's header strings once its answer is done and nothing reads them any more. */

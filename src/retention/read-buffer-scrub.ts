@@ -17,11 +17,10 @@
  *   finds no request in them and closes the connection, answering 400 to
  *   no one but us (nothing is logged of it: http/client-errors.ts).
  *
- * Both run shortly after the last answer (SCRUB_AFTER_MS with no other
- * answer or closed connection, and no request in flight), and what they
- * replace is filled as it is freed (freed-memory-fill.ts). While requests
- * keep coming, each read replaces the last anyway, so a busy server does
- * not scrub at all. Node offers no way to choose or wipe the buffers a
+ * Both run shortly after the last answer, once no request is in flight
+ * (scrub-timer.ts), and what they replace is filled as it is freed
+ * (freed-memory-fill.ts). While requests keep coming, each read replaces the
+ * last anyway, so a busy server does not scrub at all. Node offers no way to choose or wipe the buffers a
  * server reads into (`onread` is for sockets one creates), hence this.
  */
 import type { Server } from 'node:http';
@@ -34,37 +33,14 @@ const PARSER_ZEROS = Buffer.alloc(2 * READ_BUFFER_BYTES);
 /** A scrub connection the server has not closed by then is closed by us. */
 const PARSER_SCRUB_TIMEOUT_MS = 1000;
 
-/**
- * Quiet time after an answer before the scrub: well inside the promise's "at
- * the answer" (scanned 300 ms after it), and free under load. At 20 ms a
- * client sending one-page documents one after another was scrubbed after
- * nearly every answer (a compile takes about as long), a connection and
- * 128 KiB read each time.
- */
-const SCRUB_AFTER_MS = 100;
-/**
- * While a request is in flight, the scrub waits for its answer, up to this
- * long after the last answer: a compile longer than SCRUB_AFTER_MS (a
- * 50-page report takes half a second) then costs no scrub of its own
- * (a connection, 192 KiB written and read, about 1 ms of the server's CPU
- * each time), and a request whose body never comes holds it back no longer
- * than this.
- */
-const IN_FLIGHT_WAIT_MS = 1000;
-
 let writer: Socket | undefined;
-let timer: NodeJS.Timeout | undefined;
-/** When the last scrub was asked for, while it has not run yet. */
-let askedAt: number | undefined;
-/** Whether the HTTP server has requests in flight (see scrubParserBufferOf). */
-let inFlight: () => boolean = () => false;
 /** The HTTP server whose parser buffer is scrubbed, and the scrub's connection to it while open. */
 let httpServer: Server | undefined;
 let parserScrub: Socket | undefined;
 /** A scrub was asked for while the last one's connection was still open. */
 let parserScrubAgain = false;
 
-/** Opens the private connection; until then scrubReadBuffer() does nothing. */
+/** Opens the private connection; until then scrubReadBuffers() scrubs only the HTTP parser's buffer. */
 export async function startReadBufferScrub(): Promise<void> {
   if (writer) return;
   const server = createServer();
@@ -95,14 +71,9 @@ export async function startReadBufferScrub(): Promise<void> {
   writer = socket;
 }
 
-/**
- * The server whose connections' parser buffer is scrubbed too, from its
- * first answer on; `requestsInFlight` says whether it has requests not yet
- * answered (or abandoned).
- */
-export function scrubParserBufferOf(server: Server, requestsInFlight: () => boolean): void {
+/** The server whose connections' parser buffer is scrubbed too, from its first answer on. */
+export function scrubParserBufferOf(server: Server): void {
   httpServer = server;
-  inFlight = requestsInFlight;
 }
 
 /** An IPv4 address as an IPv6 socket reports it (`::ffff:127.0.0.1`), as IPv4. */
@@ -117,30 +88,8 @@ export function isParserScrub(socket: Socket): boolean {
   );
 }
 
-/**
- * Replaces the retained read buffers with zeros once no answer has asked for
- * it for SCRUB_AFTER_MS and no request is in flight, or IN_FLIGHT_WAIT_MS
- * after the last answer whatever is in flight. Called after every answer
- * (once the request no longer counts as in flight) and closed connection.
- */
-export function scrubReadBuffer(): void {
-  if (!writer && !httpServer) return;
-  askedAt = performance.now();
-  arm(inFlight() ? IN_FLIGHT_WAIT_MS : SCRUB_AFTER_MS);
-}
-
-/** A request arrives: a scrub still to come waits for it, up to IN_FLIGHT_WAIT_MS after the last answer. */
-export function requestArrives(): void {
-  if (askedAt !== undefined) arm(askedAt + IN_FLIGHT_WAIT_MS - performance.now());
-}
-
-function arm(ms: number): void {
-  clearTimeout(timer);
-  timer = setTimeout(scrub, Math.max(ms, 0)).unref();
-}
-
-function scrub(): void {
-  askedAt = undefined;
+/** Replaces the retained read buffers with zeros (when scrub-timer.ts says). */
+export function scrubReadBuffers(): void {
   writer?.write(ZEROS);
   // A scrub asked for while the last one's connection is open runs again once it has closed.
   if (parserScrub) parserScrubAgain = true;

@@ -16,7 +16,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
 import { Holdings } from './holdings.js';
 import { wipe } from './wipe.js';
-import { isParserScrub, requestArrives, scrubParserBufferOf, scrubReadBuffer } from './read-buffer-scrub.js';
+import { isParserScrub, scrubParserBufferOf, scrubReadBuffers } from './read-buffer-scrub.js';
+import { scrubAfterAnswer, setScrubs } from './scrub-timer.js';
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -79,23 +80,26 @@ export function registerWipe(app: FastifyInstance): void {
  */
 export function wipeSocketReads(server: Server): void {
   const heap = new HeapScrub();
-  scrubParserBufferOf(server, () => heap.requestsInFlight > 0);
-  const afterAnswer = () => {
-    scrubReadBuffer();
-    heap.afterAnswer();
-  };
+  scrubParserBufferOf(server);
+  setScrubs({
+    inFlight: () => heap.requestsInFlight,
+    quiet: () => {
+      heap.collect();
+      scrubReadBuffers();
+    },
+    overdue: scrubReadBuffers,
+  });
   server.on('connection', (socket: Socket) => {
-    if (!isParserScrub(socket)) socket.on('close', afterAnswer);
+    if (!isParserScrub(socket)) socket.on('close', scrubAfterAnswer);
   });
   server.on('request', (request: IncomingMessage, response) => {
     const started = heap.requestStarts();
-    requestArrives();
     response.once('close', () => {
       // After the onResponse hooks, which read the head (the log line, the metrics) a few turns later.
       setImmediate(forgetHead, request);
-      // The request no longer counts as in flight before the read buffers' scrub is asked for.
-      heap.afterAnswer(started);
-      scrubReadBuffer();
+      // The request no longer counts as in flight before the scrubs are asked for.
+      heap.answered(started);
+      scrubAfterAnswer();
     });
   });
 }

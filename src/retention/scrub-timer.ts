@@ -1,0 +1,89 @@
+/**
+ * When the scrubs that follow answers run: the collection of the server's
+ * heap (heap-scrub.ts) and the scrub of Node's read buffers
+ * (read-buffer-scrub.ts). Both run once no request has been in flight for
+ * QUIET_MS after the last answer; the read buffers' also IN_FLIGHT_WAIT_MS
+ * after the last answer whatever is in flight. While requests keep coming
+ * neither is needed: each read replaces the last, and V8's own collections
+ * clear what they free.
+ *
+ * They share one timer, which a request arriving never clears. Node keeps
+ * a single libuv timer for all of its timers and moves it only earlier: a
+ * timeout cleared leaves it set for the old deadline, and the server wakes
+ * then to find nothing due. A wake costs a server that sleeps while a
+ * worker compiles 0.1 to 0.3 ms of CPU (its caches are cold by then). With
+ * a timer of each scrub's own, armed at every answer and cleared or moved
+ * by the next request, a client sending 6-page reports one after another
+ * woke the server two or three times in every compile for nothing. Here a
+ * deadline is only ever moved earlier; one that comes while a request is in
+ * flight is the next answer's to set again, and it is the only wake.
+ */
+
+/** Time with no request in flight after the last answer: well inside the promise's "at the answer" (scanned 300 ms after it). */
+const QUIET_MS = 100;
+/**
+ * While a request is in flight, the read buffers' scrub waits for its
+ * answer, up to this long after the last answer: a compile longer than
+ * QUIET_MS (a 50-page report takes half a second) then costs no scrub of
+ * its own, and a request whose body never comes holds it back no longer
+ * than this.
+ */
+const IN_FLIGHT_WAIT_MS = 1000;
+/** libuv counts whole milliseconds: a timer may run up to this much before its deadline as `performance.now()` sees it. */
+const EARLY_MS = 2;
+
+export interface Scrubs {
+  /** Requests received and not yet answered (or abandoned). */
+  inFlight(): number;
+  /** Runs once quiet: the heap's collection and the read buffers' scrub. */
+  quiet(): void;
+  /** Runs IN_FLIGHT_WAIT_MS after the last answer with requests still in flight: the read buffers' scrub. */
+  overdue(): void;
+}
+
+let scrubs: Scrubs | undefined;
+let timer: NodeJS.Timeout | undefined;
+/** When the timer is due (performance.now()), while it is armed. */
+let dueAt = Number.POSITIVE_INFINITY;
+/** When the last answer (or closed connection, or worker result) asked for the scrubs, while they have not run since. */
+let askedAt: number | undefined;
+
+/** What runs; until it is set, scrubAfterAnswer() does nothing. */
+export function setScrubs(what: Scrubs): void {
+  scrubs = what;
+}
+
+/** After every answer, closed connection and worker result (once its request no longer counts as in flight). */
+export function scrubAfterAnswer(): void {
+  if (!scrubs) return;
+  askedAt = performance.now();
+  armBy(askedAt + (scrubs.inFlight() > 0 ? IN_FLIGHT_WAIT_MS : QUIET_MS));
+}
+
+/** Makes the timer run by `at`: a timer due sooner is left as it is (it sets itself again when it runs). */
+function armBy(at: number): void {
+  if (timer !== undefined && dueAt <= at) return;
+  clearTimeout(timer);
+  dueAt = at;
+  timer = setTimeout(run, Math.max(Math.ceil(at - performance.now()), 0)).unref();
+}
+
+function run(): void {
+  timer = undefined;
+  dueAt = Number.POSITIVE_INFINITY;
+  if (askedAt === undefined || !scrubs) return;
+  const since = performance.now() - askedAt;
+  if (scrubs.inFlight() === 0 && since < QUIET_MS - EARLY_MS) {
+    // Armed by an earlier answer than the last: the quiet time counts from the last.
+    armBy(askedAt + QUIET_MS);
+  } else if (scrubs.inFlight() === 0) {
+    askedAt = undefined;
+    scrubs.quiet();
+  } else if (since >= IN_FLIGHT_WAIT_MS - EARLY_MS) {
+    // The heap's collection waits for quiet: the next answer asks again.
+    askedAt = undefined;
+    scrubs.overdue();
+  } else {
+    armBy(askedAt + IN_FLIGHT_WAIT_MS);
+  }
+}
