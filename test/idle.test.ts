@@ -34,7 +34,7 @@ describe('an idle server', () => {
     const res = await generate(service, { data: { n: 1 }, template: 'Idle #data.n' });
     assert.equal(res.status, 200);
     await res.arrayBuffer();
-    // What an answer leaves due: the heap and read-buffer scrubs (50 and 100 ms), the log line's flush (100 ms).
+    // What an answer leaves due: the heap and read-buffer scrubs, on one timer, and the log line's flush (both 100 ms).
     await sleep(500);
     // The quieter of two seconds: a compile V8 finishes in the background, or a wake the machine's load splits
     // in two, is not the server's timers.

@@ -7,22 +7,41 @@
  * retention.test.ts and read-buffer-scrub.test.ts.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
+import { scrubAfterAnswer, setScrubs } from '../src/retention/scrub-timer.js';
 
-// Timer callbacks that ran, counted around the module's own setTimeout (imported after the count is in place).
-let fired = 0;
+// The module's timers, watched through the global functions it calls: each run of its callback, and each timer
+// cleared before it ran, with what was set right after (a cleared deadline still wakes Node's event loop, unless an
+// earlier one has taken its place).
 const realSetTimeout = globalThis.setTimeout;
-globalThis.setTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) =>
-  realSetTimeout(
+const realClearTimeout = globalThis.clearTimeout;
+const dueAt = new WeakMap<object, number>();
+let runs = 0;
+let cleared: number | undefined;
+const clearedThenLater: string[] = [];
+globalThis.setTimeout = ((callback: (...args: unknown[]) => void, ms = 0, ...args: unknown[]) => {
+  const due = performance.now() + ms;
+  if (cleared !== undefined && due > cleared + 1) clearedThenLater.push(`due ${cleared.toFixed(1)}, then ${due.toFixed(1)}`);
+  cleared = undefined;
+  const timer = realSetTimeout(
     (...inner: unknown[]) => {
-      fired++;
+      if (callback.name === 'run') runs++;
       callback(...inner);
     },
     ms,
     ...args,
-  )) as typeof setTimeout;
-const { scrubAfterAnswer, setScrubs } = await import('../src/retention/scrub-timer.js');
-globalThis.setTimeout = realSetTimeout;
+  );
+  dueAt.set(timer, due);
+  return timer;
+}) as typeof setTimeout;
+globalThis.clearTimeout = ((timer?: NodeJS.Timeout) => {
+  if (timer !== undefined && dueAt.has(timer)) cleared = dueAt.get(timer);
+  realClearTimeout(timer);
+}) as typeof clearTimeout;
+after(() => {
+  globalThis.setTimeout = realSetTimeout;
+  globalThis.clearTimeout = realClearTimeout;
+});
 
 const sleep = (ms: number) => new Promise((resolve) => realSetTimeout(resolve, ms));
 
@@ -44,6 +63,12 @@ function recorded(start: number): Record {
 }
 
 describe('the scrubs after answers', () => {
+  it('are not asked for before there are scrubs to run', async () => {
+    scrubAfterAnswer();
+    await sleep(150);
+    assert.equal(runs, 0);
+  });
+
   it('run once, 100 ms after the last answer with none in flight', async () => {
     const start = performance.now();
     const record = recorded(start);
@@ -52,33 +77,49 @@ describe('the scrubs after answers', () => {
     scrubAfterAnswer();
     await sleep(250);
     assert.equal(record.quiet.length, 1, `quiet scrubs at ${record.quiet}`);
-    assert.ok(record.quiet[0]! >= 155 && record.quiet[0]! < 300, `ran ${record.quiet[0]} ms after the first answer`);
+    assert.ok(record.quiet[0]! >= 155, `ran ${record.quiet[0]} ms after the first answer, 100 ms after the last`);
     assert.deepEqual(record.overdue, []);
   });
 
   it('wait for a request in flight, the read buffers no longer than 1 s after the last answer', async () => {
     const start = performance.now();
     const record = recorded(start);
-    scrubAfterAnswer();
+    // An answer while another request is in flight.
     record.inFlight = 1;
+    scrubAfterAnswer();
     await sleep(400);
     assert.deepEqual(record.quiet, [], 'no scrub while a request is in flight');
     assert.deepEqual(record.overdue, []);
-    await sleep(800);
+    await sleep(1000);
     assert.equal(record.overdue.length, 1, `overdue scrubs at ${record.overdue}`);
     assert.ok(record.overdue[0]! >= 995, `the read buffers' scrub ran ${record.overdue[0]} ms after the answer`);
     assert.deepEqual(record.quiet, []);
     // The request is answered: its answer asks again, and the heap's collection follows once quiet.
     record.inFlight = 0;
     scrubAfterAnswer();
-    await sleep(200);
+    await sleep(300);
     assert.equal(record.quiet.length, 1);
+  });
+
+  it('run 100 ms after the last request in flight is answered, not at the 1 s bound', async () => {
+    const start = performance.now();
+    const record = recorded(start);
+    record.inFlight = 1;
+    scrubAfterAnswer();
+    await sleep(300);
+    record.inFlight = 0;
+    scrubAfterAnswer();
+    await sleep(400);
+    assert.equal(record.quiet.length, 1, `quiet scrubs at ${record.quiet}`);
+    assert.ok(record.quiet[0]! >= 395 && record.quiet[0]! < 900, `ran ${record.quiet[0]} ms after the first answer`);
+    assert.deepEqual(record.overdue, []);
   });
 
   it('wake the process at most once per 100 ms while answers keep coming', async () => {
     const start = performance.now();
     const record = recorded(start);
-    const firedBefore = fired;
+    const runsBefore = runs;
+    clearedThenLater.length = 0;
     // A client sending requests one after another, each answered 15 ms after it came, for 600 ms.
     while (performance.now() - start < 600) {
       record.inFlight = 1;
@@ -87,12 +128,12 @@ describe('the scrubs after answers', () => {
       scrubAfterAnswer();
       await sleep(1);
     }
-    const busyFired = fired - firedBefore;
+    const busyRuns = runs - runsBefore;
     assert.deepEqual(record.quiet, [], 'no quiet scrub while requests keep coming');
-    // 37 answers; the timer runs about once per quiet time (each run is a wake, and a deadline is only ever moved
-    // earlier, so none is left behind to wake the process for nothing).
-    assert.ok(busyFired <= 8, `${busyFired} timer wakes in 600 ms of answers`);
-    await sleep(200);
+    // About 37 answers: the timer ran about once per quiet time, and no deadline was cleared but for an earlier one.
+    assert.ok(busyRuns >= 1 && busyRuns <= 8, `${busyRuns} runs of the timer in 600 ms of answers`);
+    assert.deepEqual(clearedThenLater, [], 'a cleared deadline left behind');
+    await sleep(300);
     assert.equal(record.quiet.length, 1, 'the scrubs run once the answers stop');
   });
 });

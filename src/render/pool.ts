@@ -367,7 +367,7 @@ export class RenderPool extends EventEmitter {
     });
     // Its memory, read now, times the first look; its CPU time, read now, starts the count of SILENT_MS.
     const ticks = slot.watcher?.cpuTicks();
-    if (ticks !== undefined) running.cpu = { ticks, at: running.since };
+    running.cpu = ticks === undefined ? undefined : { ticks, at: running.since };
     this.watch(slot, running, this.nextLook(0, this.residentBytes(slot)));
   }
 

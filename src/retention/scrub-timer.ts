@@ -29,8 +29,8 @@ const QUIET_MS = 100;
  * than this.
  */
 const IN_FLIGHT_WAIT_MS = 1000;
-/** libuv counts whole milliseconds: a timer may run up to this much before its deadline as `performance.now()` sees it. */
-const EARLY_MS = 2;
+/** libuv counts whole milliseconds and its clock may lag `performance.now()` by one: a timer may run up to 2 ms before its deadline as the latter sees it. */
+const EARLY_MS = 3;
 
 export interface Scrubs {
   /** Requests received and not yet answered (or abandoned). */

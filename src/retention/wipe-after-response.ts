@@ -68,8 +68,8 @@ export function registerWipe(app: FastifyInstance): void {
  * Node's HTTP server reads each connection into a buffer of its parser's and
  * copies the body out of it (wiped as received: request/receive.ts). That
  * buffer, and the one of the last stream read in JavaScript, are replaced
- * by zeros after every answer and every closed connection
- * (read-buffer-scrub.ts), whatever the outcome. No listener reads the
+ * by zeros after every answer and every closed connection, whatever the
+ * outcome (read-buffer-scrub.ts, when scrub-timer.ts says). No listener reads the
  * sockets themselves: one would make Node hand every read to JavaScript as
  * a new buffer, about 9 MB of garbage per large body besides the body's own
  * chunks, and a full garbage collection for each.
@@ -84,8 +84,9 @@ export function wipeSocketReads(server: Server): void {
   setScrubs({
     inFlight: () => heap.requestsInFlight,
     quiet: () => {
-      heap.collect();
+      // The scrub's writes go out before the collection holds the event loop (a full one takes about 30 ms).
       scrubReadBuffers();
+      heap.collect();
     },
     overdue: scrubReadBuffers,
   });
