@@ -15,10 +15,10 @@
  *
  * V8 fills the memory it frees with zeros (`--clear-free-memory`), and
  * once the server has answered and had no request in flight for a moment
- * (scrub-timer.ts) it collects its garbage. A request's strings stay in the young generation
- * unless the request lived through a collection of it (two move them to the
- * old generation): then the whole heap is collected, else the young
- * generation alone. A full collection costs the server about 30 ms of CPU,
+ * (scrub-timer.ts) it collects its garbage. A request's strings stay in the
+ * young generation unless the request lived through a collection of it (two
+ * move them to the old generation): then the whole heap is collected, else
+ * the young generation alone. A full collection costs the server about 30 ms of CPU,
  * a young one next to nothing (measured with requests 120 ms apart: 33
  * against 3.3 ms of server CPU per request, the read-buffer scrub
  * included). While requests keep coming no collection is forced; V8's own
