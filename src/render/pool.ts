@@ -97,6 +97,8 @@ interface Slot {
   allocationFailed?: boolean;
   /** Its memory and CPU time, sampled while it is busy. */
   watcher?: WorkerWatch;
+  /** The resident memory it reported with its last outcome (none before its first). */
+  reportedBytes?: number;
   /**
    * The worker ended with part of what it was sent unread (its pipe ended with an error, frames.ts): a job
    * it was given never started, and goes to another worker. One that read its job dies with it.
@@ -131,9 +133,9 @@ const SILENT_MS = 2000;
  * wake of the server costs CPU (about 0.2 ms each on a 2-core machine,
  * measured), and a tick every 50 ms cost 2.6 ms for a document that
  * compiles in 0.6 s, idle workers or not. The first look too is timed from
- * the worker's memory, read as the job is sent: with the default cap a
- * worker is first looked at about 230 ms into a job, and most jobs end
- * before that.
+ * the worker's memory, as it reported it with its last outcome: with the
+ * default cap a worker is first looked at about 230 ms into a job, and most
+ * jobs end before that. A new worker's first job is looked at WATCH_MIN_MS in.
  */
 const WATCH_MIN_MS = 50;
 const WATCH_MAX_MS = 250;
@@ -357,7 +359,8 @@ export class RenderPool extends EventEmitter {
 
   private run(slot: Slot, job: Queued): void {
     const id = this.nextJobId++;
-    const running: Running = { ...job, id, since: performance.now() };
+    // A job given back to the queue by a worker that died starts its count of SILENT_MS afresh.
+    const running: Running = { ...job, id, since: performance.now(), cpu: undefined };
     slot.running = running;
     slot.state = 'busy';
     // A pipe the worker has already closed (it died between two jobs) takes nothing: the job was never read.
@@ -365,10 +368,10 @@ export class RenderPool extends EventEmitter {
     writeJob(slot.pipe, id, job.input.job.body, job.input.job.layout, (error) => {
       if (error) slot.leftUnread = true;
     });
-    // Its memory, read now, times the first look; its CPU time, read now, starts the count of SILENT_MS.
-    const ticks = slot.watcher?.cpuTicks();
-    running.cpu = ticks === undefined ? undefined : { ticks, at: running.since };
-    this.watch(slot, running, this.nextLook(0, this.residentBytes(slot)));
+    // The memory the worker reported with its last outcome times the first look; a new worker is looked at soonest.
+    // Without a cap, the first look is WATCH_MAX_MS in all the same: it starts the count of SILENT_MS.
+    const first = slot.reportedBytes === undefined ? WATCH_MIN_MS : this.nextLook(0, slot.reportedBytes);
+    this.watch(slot, running, Math.min(first, WATCH_MAX_MS));
   }
 
   /** A busy worker's resident memory when there is a cap to compare it with (0 otherwise, or when it cannot be read). */
@@ -428,6 +431,7 @@ export class RenderPool extends EventEmitter {
     }
     slot.running = undefined;
     slot.jobs++;
+    slot.reportedBytes = result.residentBytes;
     clearTimeout(running.watch);
     release(running);
     running.input.held.hold(frame.bytes);

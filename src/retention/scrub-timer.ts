@@ -75,17 +75,16 @@ function run(): void {
   dueAt = Number.POSITIVE_INFINITY;
   if (askedAt === undefined || !scrubs) return;
   const since = performance.now() - askedAt;
-  if (scrubs.inFlight() === 0 && since < QUIET_MS - EARLY_MS) {
-    // Armed by an earlier answer than the last: the quiet time counts from the last.
-    armBy(askedAt + QUIET_MS);
-  } else if (scrubs.inFlight() === 0) {
+  const inFlight = scrubs.inFlight() > 0;
+  if (!inFlight && since >= QUIET_MS - EARLY_MS) {
     askedAt = undefined;
     scrubs.quiet();
-  } else if (since >= IN_FLIGHT_WAIT_MS - EARLY_MS) {
+  } else if (inFlight && since >= IN_FLIGHT_WAIT_MS - EARLY_MS) {
     // The heap's collection waits for quiet: the next answer asks again.
     askedAt = undefined;
     scrubs.overdue();
   } else {
-    armBy(askedAt + IN_FLIGHT_WAIT_MS);
+    // Not due yet: armed by an earlier answer than the last, or waiting on a request in flight.
+    armBy(askedAt + (inFlight ? IN_FLIGHT_WAIT_MS : QUIET_MS));
   }
 }
