@@ -8,17 +8,18 @@
  * the whole list, locking and clearing each entry, and the list keeps its
  * longest length: after one 53-page report, each eviction cost 1.6 ms on
  * 0.11 and 2.9 ms on 0.14 instead of 0.002 and 0.02, for every later job
- * whatever its size (an engine's clean-up evicts twice: engine.ts). No call
+ * whatever its size (an engine's clean-up evicts once: engine.ts). No call
  * of either binding shortens the list; only a new process starts with an
  * empty one.
  *
- * Each engine times its last eviction, which finds nothing left to evict
- * and so is the walk alone (engine.ts, Eviction), and the worker sums what
- * the walks cost above the least each engine has shown after a job: a new
- * worker's list grows with its first documents too. A walk counts at the
- * lesser of its own time and the one before it on the same engine, so that
- * a worker descheduled during one eviction is not taken for a longer list
- * (the list never shortens, so two walks in a row cost alike).
+ * Each engine times, one clean-up in 16, an eviction that finds nothing
+ * left to evict and so is the walk alone (engine.ts, Eviction), and the
+ * worker sums what the walks cost above the least each engine has shown
+ * after a job, for each walk the timed one stands for: a new worker's list
+ * grows with its first documents too. A walk counts at the lesser of its
+ * own time and the one before it on the same engine, so that a worker
+ * descheduled during one eviction is not taken for a longer list (the list
+ * never shortens, so two walks in a row cost alike).
  *
  * Once the sum reaches the price of a new worker, the worker asks to be
  * replaced: the rule for renting skis (rent until the rent paid equals the
