@@ -87,6 +87,20 @@ describe('EvictionCost', () => {
     assert.equal(cost.replacementDue, true);
   });
 
+  it('counts a long document among the first jobs at most 100 ms into the price', () => {
+    const cost = new EvictionCost(0);
+    cost.addJob('0.11', 430); // a 53-page report
+    const a = engine();
+    a.clean(0);
+    cost.record(a.evicting); // the least
+    a.clean(1);
+    cost.record(a.evicting); // the lesser of this and the one before: nothing yet
+    for (let i = 0; i < 49; i++) cost.record(a.evicting); // 1 ms more, for two walks each: 98 ms
+    assert.equal(cost.replacementDue, false);
+    cost.record(a.evicting); // 100 ms
+    assert.equal(cost.replacementDue, true);
+  });
+
   it('does not take one slow eviction for a longer list, counts nothing below its least, and keeps engines apart', () => {
     const cost = new EvictionCost(1);
     const a = engine();

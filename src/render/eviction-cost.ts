@@ -30,12 +30,23 @@
  * the schemas. A new worker's first jobs are its dearest: its first 25
  * e-invoices cost it about 220 ms more than the next 25, most of it V8
  * compiling in the background. Counting those jobs whole, not just what
- * they cost over later ones, errs towards keeping the worker.
+ * they cost over later ones, errs towards keeping the worker; but a job
+ * counts at most PRICED_JOB_MAX_MS, so that a long document among them
+ * does not price the worker at seconds.
  */
 import type { Eviction } from './engine.js';
 
 /** Jobs of each kind whose CPU counts into the price (see above). */
 const PRICED_JOBS = 25;
+
+/**
+ * The most one job counts into the price. What makes a new worker's first
+ * jobs dear (V8 compiling the code they run, the schemas loaded) does not
+ * grow with a document's length: the dearest, a worker's first e-invoice,
+ * took 66 to 104 ms of CPU in all, where a 53-page report takes 430 ms on
+ * any worker.
+ */
+const PRICED_JOB_MAX_MS = 100;
 
 /** An engine, as far as its clean-ups' cost goes. */
 export interface Evicting {
@@ -52,12 +63,12 @@ export class EvictionCost {
   /** `priceMs`: what a new worker costs so far, the CPU time this one took to start. */
   constructor(private priceMs: number) {}
 
-  /** After each job: its CPU time counts into the price if it is one of the first PRICED_JOBS of its kind. */
+  /** After each job: its CPU time counts into the price (up to PRICED_JOB_MAX_MS) if it is one of the first PRICED_JOBS of its kind. */
   addJob(kind: string, cpuMs: number): void {
     const count = this.pricedJobs.get(kind) ?? 0;
     if (count >= PRICED_JOBS) return;
     this.pricedJobs.set(kind, count + 1);
-    this.priceMs += cpuMs;
+    this.priceMs += Math.min(cpuMs, PRICED_JOB_MAX_MS);
   }
 
   /** After an engine's clean-up: counts its walks. */
