@@ -1,6 +1,6 @@
 /**
  * The floor: the same compile the service does, done directly with the
- * engine in one process, no HTTP and no IPC. `engine.render()` evicts the
+ * engine in one process, no HTTP and no IPC. `engine.clean()` evicts the
  * compiler's cache and drops the job's files after every job, as a worker does.
  *
  * It runs in a process of its own, with the workers' environment (no system

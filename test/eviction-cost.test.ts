@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { checkBody } from '../src/bytes/json-check.js';
 import type { Job } from '../src/bytes/layout.js';
-import { TypstEngine } from '../src/render/engine.js';
+import { TypstEngine, WALK_SAMPLED_EVERY } from '../src/render/engine.js';
 import { EvictionCost } from '../src/render/eviction-cost.js';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { reportData } from './support/example-data.js';
@@ -32,15 +32,15 @@ function jobOf(body: string): Job {
 describe("an eviction's walk", () => {
   it('grows after a long document and stays grown for the short ones after it', () => {
     const engine = new TypstEngine('0.11', { fonts: loadFontCatalog() });
-    assert.equal(engine.lastEviction.evictions, 0, 'no clean-up yet');
-    // One clean-up in 16 times a walk, which stands for its own and the one of each clean-up until the next.
+    assert.equal(engine.takeEviction().evictions, 0, 'no clean-up yet');
+    // One clean-up in 16 times a walk, which stands for its own two and one for each clean-up until the next.
     let cleanups = 0;
     const cleanUp = () => {
       engine.clean();
-      const { evictions } = engine.lastEviction;
-      assert.equal(evictions, cleanups % 16 === 0 ? 17 : 0, `clean-up ${cleanups}`);
+      const eviction = engine.takeEviction();
+      assert.equal(eviction.evictions, cleanups % WALK_SAMPLED_EVERY === 0 ? WALK_SAMPLED_EVERY + 1 : 0, `clean-up ${cleanups}`);
       cleanups++;
-      return engine.lastEviction;
+      return eviction;
     };
     // The least of five timed walks.
     const shortWalk = () => {
@@ -62,10 +62,15 @@ describe("an eviction's walk", () => {
 });
 
 describe('EvictionCost', () => {
-  /** An engine as EvictionCost sees it: its last timed eviction, standing for two walks, set by the test. */
+  /**
+   * An engine as EvictionCost sees it: a timed eviction, standing for two
+   * walks unless told, set by the test, and taken (by record) as often as
+   * the test records it.
+   */
   const engine = () => {
-    const evicting = { lastEviction: { walkMs: 0, evictions: 0 } };
-    const clean = (walkMs: number) => (evicting.lastEviction = { walkMs, evictions: 2 });
+    let eviction = { walkMs: 0, evictions: 0 };
+    const evicting = { takeEviction: () => eviction };
+    const clean = (walkMs: number, evictions = 2) => (eviction = { walkMs, evictions });
     return { evicting, clean };
   };
 
@@ -87,17 +92,19 @@ describe('EvictionCost', () => {
     assert.equal(cost.replacementDue, true);
   });
 
-  it('counts a long document among the first jobs at most 100 ms into the price', () => {
+  it('counts each long document among the first jobs at most 150 ms into the price, and short ones whole', () => {
     const cost = new EvictionCost(0);
     cost.addJob('0.11', 430); // a 53-page report
+    cost.addJob('0.11', 430);
+    cost.addJob('0.11', 10); // a page: the price is 310 ms
     const a = engine();
-    a.clean(0);
+    a.clean(0, 17);
     cost.record(a.evicting); // the least
-    a.clean(1);
+    a.clean(1, 17);
     cost.record(a.evicting); // the lesser of this and the one before: nothing yet
-    for (let i = 0; i < 49; i++) cost.record(a.evicting); // 1 ms more, for two walks each: 98 ms
+    for (let i = 0; i < 18; i++) cost.record(a.evicting); // 1 ms more, for 17 walks each (as the engines time them): 306 ms
     assert.equal(cost.replacementDue, false);
-    cost.record(a.evicting); // 100 ms
+    cost.record(a.evicting); // 323 ms
     assert.equal(cost.replacementDue, true);
   });
 
@@ -151,7 +158,7 @@ describe('a worker after a long report', () => {
     const res = await generate(service, LONG_REPORT);
     assert.equal(res.status, 200);
     await res.arrayBuffer();
-    // About 1.3 ms more per page after the report, against some 400 ms for a new worker (its start, its first pages):
+    // One more walk per page after the report (1.2 to 1.6 ms), against some 400 ms for a new worker (its start, its first pages):
     // replaced within about 300 pages.
     let pages = 0;
     while ((await recycled()) === 0 && pages < 600) await shortPage(pages++);

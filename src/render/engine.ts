@@ -112,16 +112,16 @@ export interface EngineOptions {
 }
 
 /**
- * A clean-up's timed eviction, which finds nothing left to evict: its time
- * is the walk of comemo's list, and `evictions` how many walks it stands
- * for (eviction-cost.ts): the clean-ups until the next timed one evict
- * once each. None on the other clean-ups, and before the first.
+ * A clean-up's timed eviction, which finds only the blank compile's few
+ * results left to evict: its time is almost all the walk of comemo's list,
+ * and `evictions` how many walks it stands for (eviction-cost.ts): its own
+ * two, and one for each clean-up until the next timed one.
  */
 export type Eviction = Readonly<{ walkMs: number; evictions: number }>;
 const NO_EVICTION: Eviction = { walkMs: 0, evictions: 0 };
 
 /** One clean-up in this many times its walk with a second eviction (see clean). */
-const WALK_SAMPLED_EVERY = 16;
+export const WALK_SAMPLED_EVERY = 16;
 
 /** What the engine made of a job: the PDF and its warnings, or why the template failed (the worker words it). */
 export type Compiled = { ok: true; pdf: Buffer; warnings: Warning[] } | { ok: false; failure: TemplateFailure };
@@ -141,15 +141,21 @@ export class TypstEngine {
   /** Jobs compiled, to take turns between the main file names. */
   private jobs = 0;
   private mainFile: string = MAIN_FILES[0];
+  /** The timed eviction not yet taken (takeEviction). */
   private eviction: Eviction = NO_EVICTION;
   private cleanups = 0;
 
   /** The exact Typst version of this engine. */
   readonly version: string;
 
-  /** The last clean-up's timed eviction (see Eviction). */
-  get lastEviction(): Eviction {
-    return this.eviction;
+  /**
+   * The timed eviction of a clean-up since the last call, if one made it
+   * (see Eviction); a clean-up that render() makes itself counts too.
+   */
+  takeEviction(): Eviction {
+    const taken = this.eviction;
+    this.eviction = NO_EVICTION;
+    return taken;
   }
 
   constructor(engine: EngineId, options: EngineOptions = {}) {
@@ -245,10 +251,10 @@ export class TypstEngine {
    * The cache is evicted before that compile, not after it too: every
    * eviction walks a list as long as the longest document has made it
    * (eviction-cost.ts), and a second one would drop only the blank
-   * compile's own results, none of them the job's (the next job's eviction
-   * drops them). After a 53-page report that second walk cost each later
-   * job 1.2 ms on 0.11. One clean-up in WALK_SAMPLED_EVERY still makes it,
-   * and times it: with nothing left to evict, it is the walk alone (Eviction).
+   * compile's own results, none of them the job's (the next clean-up's
+   * eviction drops them): after a 53-page report, one more walk of 1.2 to
+   * 1.6 ms on 0.11 for every later job. One clean-up in WALK_SAMPLED_EVERY
+   * still makes it, and times it: that is almost all walk (Eviction).
    *
    * The 0.14 binding's compiler keeps every source file it parsed even then
    * (see Binding.replaceAfterJob): after a job whose template it parsed as a
@@ -259,7 +265,6 @@ export class TypstEngine {
   clean(): boolean {
     const compiler = this.current;
     this.dirty = false;
-    this.eviction = NO_EVICTION;
     if (!compiler) return false;
     compiler.resetShadow();
     compiler.evictCache(0);

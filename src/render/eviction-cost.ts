@@ -8,18 +8,20 @@
  * the whole list, locking and clearing each entry, and the list keeps its
  * longest length: after one 53-page report, each eviction cost 1.6 ms on
  * 0.11 and 2.9 ms on 0.14 instead of 0.002 and 0.02, for every later job
- * whatever its size (an engine's clean-up evicts once: engine.ts). No call
+ * whatever its size (an engine's clean-up evicts once, one in 16 twice:
+ * engine.ts). No call
  * of either binding shortens the list; only a new process starts with an
  * empty one.
  *
- * Each engine times, one clean-up in 16, an eviction that finds nothing
- * left to evict and so is the walk alone (engine.ts, Eviction), and the
- * worker sums what the walks cost above the least each engine has shown
- * after a job, for each walk the timed one stands for: a new worker's list
- * grows with its first documents too. A walk counts at the lesser of its
- * own time and the one before it on the same engine, so that a worker
- * descheduled during one eviction is not taken for a longer list (the list
- * never shortens, so two walks in a row cost alike).
+ * Each engine times the walk of one clean-up in 16 (engine.ts, Eviction),
+ * and the worker sums what the walks cost above the least each engine has
+ * shown after a job, times the walks each timed one stands for: a new
+ * worker's list grows with its first documents too. A timed walk counts at
+ * the lesser of its own time and the one before it on the same engine, so
+ * that a worker descheduled during one eviction is not taken for a longer
+ * list: the list never shortens, so two timed walks in a row cost alike
+ * unless it grew between them, and then the growth counts from the next
+ * one on.
  *
  * Once the sum reaches the price of a new worker, the worker asks to be
  * replaced: the rule for renting skis (rent until the rent paid equals the
@@ -46,11 +48,11 @@ const PRICED_JOBS = 25;
  * took 66 to 104 ms of CPU in all, where a 53-page report takes 430 ms on
  * any worker.
  */
-const PRICED_JOB_MAX_MS = 100;
+const PRICED_JOB_MAX_MS = 150;
 
 /** An engine, as far as its clean-ups' cost goes. */
 export interface Evicting {
-  readonly lastEviction: Eviction;
+  takeEviction(): Eviction;
 }
 
 export class EvictionCost {
@@ -71,9 +73,9 @@ export class EvictionCost {
     this.priceMs += Math.min(cpuMs, PRICED_JOB_MAX_MS);
   }
 
-  /** After an engine's clean-up: counts its walks. */
+  /** After an engine's clean-up: counts its walks, if it timed one. */
   record(engine: Evicting): void {
-    const { walkMs, evictions } = engine.lastEviction;
+    const { walkMs, evictions } = engine.takeEviction();
     if (evictions === 0) return;
     const seen = this.walks.get(engine);
     if (!seen) {
