@@ -9,9 +9,8 @@
  * longest length: after one 53-page report, each eviction cost 1.6 ms on
  * 0.11 and 2.9 ms on 0.14 instead of 0.002 and 0.02, for every later job
  * whatever its size (an engine's clean-up evicts once, one in 16 twice:
- * engine.ts). No call
- * of either binding shortens the list; only a new process starts with an
- * empty one.
+ * engine.ts). No call of either binding shortens the list; only a new
+ * process starts with an empty one.
  *
  * Each engine times the walk of one clean-up in 16 (engine.ts, Eviction),
  * and the worker sums what the walks cost above the least each engine has
