@@ -374,11 +374,6 @@ export class RenderPool extends EventEmitter {
     this.watch(slot, running, Math.min(first, WATCH_MAX_MS));
   }
 
-  /** A busy worker's resident memory when there is a cap to compare it with (0 otherwise, or when it cannot be read). */
-  private residentBytes(slot: Slot): number {
-    return this.memoryLimitBytes > 0 ? (slot.watcher?.residentBytes() ?? 0) : 0;
-  }
-
   /**
    * When to look at a busy worker next, `elapsed` ms into its job with `bytes` resident: when it could have
    * reached the memory cap, but not sooner than WATCH_MIN_MS nor later than WATCH_MAX_MS, nor than SILENT_MS
@@ -404,8 +399,9 @@ export class RenderPool extends EventEmitter {
       const ticks = slot.watcher?.cpuTicks();
       if (ticks !== undefined && ticks !== running.cpu?.ticks) running.cpu = { ticks, at: now };
       else if (running.cpu && now - running.cpu.at >= SILENT_MS) return this.kill(slot, 'unresponsive');
-      const bytes = this.residentBytes(slot);
-      if (this.memoryLimitBytes > 0 && bytes > this.memoryLimitBytes) return this.kill(slot, 'memory');
+      // Read only when there is a cap to compare it with (0 otherwise, or when it cannot be read).
+      const bytes = this.memoryLimitBytes > 0 ? (slot.watcher?.residentBytes() ?? 0) : 0;
+      if (bytes > this.memoryLimitBytes) return this.kill(slot, 'memory');
       this.watch(slot, running, this.nextLook(elapsed, bytes));
     }, ms).unref();
   }

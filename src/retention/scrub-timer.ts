@@ -55,11 +55,16 @@ export function setScrubs(what: Scrubs): void {
   scrubs = what;
 }
 
+/** When the scrubs asked for at `asked` are due: QUIET_MS after it, or IN_FLIGHT_WAIT_MS while a request is in flight. */
+function dueAfter(asked: number, inFlight: boolean): number {
+  return asked + (inFlight ? IN_FLIGHT_WAIT_MS : QUIET_MS);
+}
+
 /** After every answer, closed connection and worker result (once its request no longer counts as in flight). */
 export function scrubAfterAnswer(): void {
   if (!scrubs) return;
   askedAt = performance.now();
-  armBy(askedAt + (scrubs.inFlight() > 0 ? IN_FLIGHT_WAIT_MS : QUIET_MS));
+  armBy(dueAfter(askedAt, scrubs.inFlight() > 0));
 }
 
 /** Makes the timer run by `at`: a timer due sooner is left as it is (it sets itself again when it runs). */
@@ -74,17 +79,15 @@ function run(): void {
   timer = undefined;
   dueAt = Number.POSITIVE_INFINITY;
   if (askedAt === undefined || !scrubs) return;
-  const since = performance.now() - askedAt;
   const inFlight = scrubs.inFlight() > 0;
-  if (!inFlight && since >= QUIET_MS - EARLY_MS) {
-    askedAt = undefined;
-    scrubs.quiet();
-  } else if (inFlight && since >= IN_FLIGHT_WAIT_MS - EARLY_MS) {
-    // The heap's collection waits for quiet: the next answer asks again.
-    askedAt = undefined;
-    scrubs.overdue();
-  } else {
-    // Not due yet: armed by an earlier answer than the last, or waiting on a request in flight.
-    armBy(askedAt + (inFlight ? IN_FLIGHT_WAIT_MS : QUIET_MS));
+  const due = dueAfter(askedAt, inFlight);
+  // Not due yet: armed by an earlier answer than the last, or waiting on a request in flight.
+  if (performance.now() < due - EARLY_MS) {
+    armBy(due);
+    return;
   }
+  askedAt = undefined;
+  // With a request in flight the heap's collection waits for quiet: the next answer asks again.
+  if (inFlight) scrubs.overdue();
+  else scrubs.quiet();
 }
