@@ -3,7 +3,7 @@
  * and stop cleanly on SIGTERM or SIGINT.
  */
 import type { Server } from 'node:http';
-import { ensureStartSettings } from './retention/start-settings.js';
+import { ensureStartSettings, StartSettingsError } from './retention/start-settings.js';
 import { freedMemoryFill } from './retention/freed-memory-fill.js';
 import { createLogger } from './logger.js';
 import { buildApp } from './app.js';
@@ -56,7 +56,12 @@ function printGeneratedKey(key: string, baseUrl: string): void {
 }
 
 async function main(): Promise<void> {
-  ensureStartSettings();
+  try {
+    ensureStartSettings();
+  } catch (error) {
+    if (error instanceof StartSettingsError) fail(error.message);
+    throw error;
+  }
   let config: Config;
   let keys: ReturnType<typeof loadKeys>;
   try {

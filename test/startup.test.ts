@@ -12,8 +12,8 @@ import { describe, it } from 'node:test';
 import { freedMemoryFill } from '../src/retention/freed-memory-fill.js';
 import { generate, MAIN, startService } from './support/service.js';
 
-function runMain(env: Record<string, string>) {
-  return spawnSync(process.execPath, [MAIN], {
+function runMain(env: Record<string, string>, nodeArgs: string[] = []) {
+  return spawnSync(process.execPath, [...nodeArgs, MAIN], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', API_KEYS: 'k', ...env },
     encoding: 'utf8',
     timeout: 15_000,
@@ -124,6 +124,14 @@ describe('settings', () => {
     } finally {
       await service.stop();
     }
+  });
+
+  it('refuses to start on a Node.js that cannot restart it with freed memory filled', () => {
+    // A Node.js older than 22.15, as far as the server can tell: no process.execve.
+    const result = runMain({}, ['--import', 'data:text/javascript,delete process.execve']);
+    assert.equal(result.status, 1, result.stdout + result.stderr);
+    assert.match(result.stderr, /cannot restart the server with freed memory filled .*Use Node\.js 22\.15 or later/);
+    assert.doesNotMatch(result.stdout, /listening/i);
   });
 
   it('listens on the HOST and PORT given and prints the address', async () => {

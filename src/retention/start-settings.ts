@@ -6,8 +6,12 @@
  *
  * A server started without them replaces itself with itself started with
  * them (`process.execve`: same process id, arguments and environment),
- * before it does anything else. Where `process.execve` is missing (not
- * Linux), it goes on as it was started.
+ * before it does anything else. On Linux a Node.js without `process.execve`
+ * (older than 22.15) stops the start: a server running without the fill
+ * keeps freed request content in memory (on Node.js 20, the scan at the
+ * answer finds an e-invoice's title in the server and its seller in a
+ * worker, nearly every time). Elsewhere (not Linux, a development machine)
+ * it goes on as it was started.
  */
 import { freedMemoryFill, startedWithFill } from './freed-memory-fill.js';
 
@@ -39,8 +43,15 @@ const V8_FLAGS = ['--initial-old-space-size=64', '--no-memory-reducer'];
 /** A flag's name: what comes before `=`. */
 const flagName = (flag: string) => flag.split('=')[0]!;
 
+export class StartSettingsError extends Error {}
+
+/** Restarts the server with its settings where it lacks them; throws StartSettingsError on a Linux Node.js that cannot. */
 export function ensureStartSettings(): void {
-  if (typeof process.execve !== 'function' || process.platform !== 'linux') return;
+  if (process.platform !== 'linux') return;
+  if (typeof process.execve !== 'function')
+    throw new StartSettingsError(
+      `Node.js ${process.versions.node} cannot restart the server with freed memory filled (process.execve, from Node.js 22.15): zero retention would not hold. Use Node.js 22.15 or later, or 24.`,
+    );
   const hasFill = startedWithFill(process.env);
   const given = new Set(process.execArgv.map(flagName));
   const missing = V8_FLAGS.filter((flag) => !given.has(flagName(flag)));
