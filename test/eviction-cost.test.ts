@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { checkBody } from '../src/bytes/json-check.js';
 import type { Job } from '../src/bytes/layout.js';
 import { TypstEngine, WALK_SAMPLED_EVERY } from '../src/render/engine.js';
-import { EvictionCost } from '../src/render/eviction-cost.js';
+import { COMPILE_SLOWDOWN_PER_WALK, EvictionCost } from '../src/render/eviction-cost.js';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { reportData } from './support/example-data.js';
 import { NO_RATE_LIMIT } from './support/hostile.js';
@@ -83,7 +83,8 @@ describe('EvictionCost', () => {
     cost.record(a.evicting); // no clean-up yet: nothing measured
     a.clean(0.1);
     cost.record(a.evicting); // the least so far
-    a.clean(1.1);
+    // A walk 1 ms dearer, counted with the slower compile that goes with it.
+    a.clean(0.1 + 1 / COMPILE_SLOWDOWN_PER_WALK);
     cost.record(a.evicting); // the lesser of this and the one before: nothing yet
     assert.equal(cost.replacementDue, false);
     for (let i = 0; i < 4; i++) cost.record(a.evicting); // 1 ms more, for two walks each: 8 ms
@@ -100,7 +101,7 @@ describe('EvictionCost', () => {
     const a = engine();
     a.clean(0, 17);
     cost.record(a.evicting); // the least
-    a.clean(1, 17);
+    a.clean(1 / COMPILE_SLOWDOWN_PER_WALK, 17);
     cost.record(a.evicting); // the lesser of this and the one before: nothing yet
     for (let i = 0; i < 18; i++) cost.record(a.evicting); // 1 ms more, for 17 walks each (as the engines time them): 306 ms
     assert.equal(cost.replacementDue, false);
@@ -127,7 +128,7 @@ describe('EvictionCost', () => {
     assert.equal(cost.replacementDue, false);
     // Then a longer list for good: 0.25 ms more, for two walks each, twice: the price exactly.
     for (let i = 0; i < 3; i++) {
-      a.clean(0.26);
+      a.clean(0.01 + 0.25 / COMPILE_SLOWDOWN_PER_WALK);
       cost.record(a.evicting);
     }
     assert.equal(cost.replacementDue, true);
@@ -151,18 +152,19 @@ describe('a worker after a long report', () => {
     await res.arrayBuffer();
   };
 
-  it('is kept through short pages on both engines, replaced once a long report has made their clean-ups cost a new worker, and its successor kept', async () => {
+  it('is kept through short pages on both engines, replaced once a long report has made their clean-ups cost a new worker, and its successor kept', async (t) => {
     for (let i = 0; i < 300; i++) await shortPage(i, i % 2 === 0 ? '0.11' : '0.14');
     assert.equal(await recycled(), 0, 'a worker replaced without a long document');
 
     const res = await generate(service, LONG_REPORT);
     assert.equal(res.status, 200);
     await res.arrayBuffer();
-    // One more walk per page after the report (1.2 to 1.6 ms), against some 400 ms for a new worker (its start, its first pages):
-    // replaced within about 300 pages.
+    // One more walk per page after the report (1.2 to 1.6 ms), counted twice with the slower compile, against some 400 ms for a
+    // new worker (its start, its first pages): replaced within about 150 pages.
     let pages = 0;
     while ((await recycled()) === 0 && pages < 600) await shortPage(pages++);
     assert.equal(await recycled(), 1, `not replaced after ${pages} short pages`);
+    t.diagnostic(`replaced after ${pages} short pages`);
     await waitReady(service, 1);
     for (let i = 0; i < 100; i++) await shortPage(i);
     assert.equal(await recycled(), 1, 'its successor replaced too');

@@ -14,8 +14,10 @@
  *
  * Each engine times the walk of one clean-up in 16 (engine.ts, Eviction),
  * and the worker sums what the walks cost above the least each engine has
- * shown after a job, times the walks each timed one stands for: a new
- * worker's list grows with its first documents too. A timed walk counts at
+ * shown after a job, times the walks each timed one stands for (a new
+ * worker's list grows with its first documents too), and times
+ * COMPILE_SLOWDOWN_PER_WALK for the compiles, which the same history makes
+ * slower by about as much. A timed walk counts at
  * the lesser of its own time and the one before it on the same engine, so
  * that a worker descheduled during one eviction is not taken for a longer
  * list: the list never shortens, so two timed walks in a row cost alike
@@ -48,6 +50,17 @@ const PRICED_JOBS = 25;
  * any worker.
  */
 const PRICED_JOB_MAX_MS = 150;
+
+/**
+ * What a job after a longer list pays, as a multiple of its walk's extra:
+ * the walk itself, and as much again in a slower compile (comemo's tables
+ * sized by the longest document, sparser to look up). One process, the
+ * workers' malloc settings, CPU ms of a job after the history against
+ * before it: the 0.11 letter after 53-page reports, compile +1.0 to +1.7,
+ * clean-up +1.5; the e-invoice after 200-row reports on 0.14, compile +0.5
+ * to +0.7, clean-up +0.4 to +0.5.
+ */
+export const COMPILE_SLOWDOWN_PER_WALK = 2;
 
 /** An engine, as far as its clean-ups' cost goes. */
 export interface Evicting {
@@ -84,7 +97,7 @@ export class EvictionCost {
     const walk = Math.min(walkMs, seen.last);
     seen.last = walkMs;
     seen.least = Math.min(seen.least, walkMs);
-    this.paidMs += (walk - seen.least) * evictions;
+    this.paidMs += (walk - seen.least) * evictions * COMPILE_SLOWDOWN_PER_WALK;
   }
 
   /** Whether the extra walks have cost as much as a new worker would. */
