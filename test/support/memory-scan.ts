@@ -72,3 +72,24 @@ export function scanMemory(pid: number, needles: Buffer[]): Hit[] {
 export function encodings(text: string): Buffer[] {
   return [Buffer.from(text, 'utf8'), Buffer.from(text, 'utf16le')];
 }
+
+/**
+ * Where a hit sits, for a failure's message: the mapping's range and size, and the bytes just before the hit
+ * (not the marker itself), which tell a V8 string's header from a C buffer or WebAssembly memory.
+ */
+export function describeHit(pid: number, hit: Hit, before = 32): string {
+  const mapping = readableMappings(pid).find((m) => m.start <= hit.address && hit.address < m.end);
+  const bytes = Buffer.alloc(Math.min(before, hit.address - (mapping?.start ?? hit.address)));
+  const fd = openSync(`/proc/${pid}/mem`, 'r');
+  try {
+    readSync(fd, bytes, 0, bytes.length, hit.address - bytes.length);
+  } catch {
+    // unmapped meanwhile
+  } finally {
+    closeSync(fd);
+  }
+  const range = mapping
+    ? `${mapping.start.toString(16)}-${mapping.end.toString(16)} (${((mapping.end - mapping.start) / 1024).toFixed(0)} KiB)`
+    : 'gone';
+  return `at ${hit.address.toString(16)} in ${hit.mapping} ${range}, after ${bytes.toString('hex')}`;
+}
