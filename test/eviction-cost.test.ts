@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { checkBody } from '../src/bytes/json-check.js';
 import type { Job } from '../src/bytes/layout.js';
 import { TypstEngine, WALK_SAMPLED_EVERY } from '../src/render/engine.js';
-import { COMPILE_SLOWDOWN_PER_WALK, EvictionCost } from '../src/render/eviction-cost.js';
+import { EvictionCost } from '../src/render/eviction-cost.js';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { reportData } from './support/example-data.js';
 import { NO_RATE_LIMIT } from './support/hostile.js';
@@ -74,17 +74,17 @@ describe('EvictionCost', () => {
     return { evicting, clean };
   };
 
-  it('counts each walk above the least its engine has shown after a job, as many times as the timed one stands for, until the price is paid', () => {
+  it('counts each walk above the least its engine has shown after a job, as many times as the timed one stands for and again for the compile it slows, until the price is paid', () => {
     // The price: a start of 3 ms, a first e-invoice of 0.75 ms (the schemas loaded), and 30 jobs of 0.25 ms of which the first 25 count.
     const cost = new EvictionCost(3);
     cost.addJob('e-invoice', 0.75);
     for (let i = 0; i < 30; i++) cost.addJob('0.11', 0.25);
     const a = engine();
     cost.record(a.evicting); // no clean-up yet: nothing measured
-    a.clean(0.1);
+    a.clean(0.125);
     cost.record(a.evicting); // the least so far
-    // A walk 1 ms dearer, counted with the slower compile that goes with it.
-    a.clean(0.1 + 1 / COMPILE_SLOWDOWN_PER_WALK);
+    // A walk 0.5 ms dearer: 1 ms with the compile it slows as much (values exact in binary, as are the sums below).
+    a.clean(0.625);
     cost.record(a.evicting); // the lesser of this and the one before: nothing yet
     assert.equal(cost.replacementDue, false);
     for (let i = 0; i < 4; i++) cost.record(a.evicting); // 1 ms more, for two walks each: 8 ms
@@ -101,9 +101,10 @@ describe('EvictionCost', () => {
     const a = engine();
     a.clean(0, 17);
     cost.record(a.evicting); // the least
-    a.clean(1 / COMPILE_SLOWDOWN_PER_WALK, 17);
+    a.clean(0.5, 17);
     cost.record(a.evicting); // the lesser of this and the one before: nothing yet
-    for (let i = 0; i < 18; i++) cost.record(a.evicting); // 1 ms more, for 17 walks each (as the engines time them): 306 ms
+    // 0.5 ms more a walk, 1 ms with the compile, for 17 walks each (as the engines time them): 306 ms.
+    for (let i = 0; i < 18; i++) cost.record(a.evicting);
     assert.equal(cost.replacementDue, false);
     cost.record(a.evicting); // 323 ms
     assert.equal(cost.replacementDue, true);
@@ -119,16 +120,16 @@ describe('EvictionCost', () => {
     b.clean(2);
     cost.record(b.evicting);
     for (let i = 0; i < 100; i++) {
-      // A walk descheduled now and then: 5 ms, between ones of 0.01 ms.
-      a.clean(i % 10 === 0 ? 5 : 0.01);
+      // A walk descheduled now and then: 5 ms, between ones of 1/128 ms.
+      a.clean(i % 10 === 0 ? 5 : 0.0078125);
       cost.record(a.evicting);
       // Another engine whose walks were long from its first job: nothing above its own least.
       cost.record(b.evicting);
     }
     assert.equal(cost.replacementDue, false);
-    // Then a longer list for good: 0.25 ms more, for two walks each, twice: the price exactly.
+    // Then a longer list for good: 0.125 ms more a walk, 0.25 with the compile, for two walks each, twice: the price exactly.
     for (let i = 0; i < 3; i++) {
-      a.clean(0.01 + 0.25 / COMPILE_SLOWDOWN_PER_WALK);
+      a.clean(0.1328125);
       cost.record(a.evicting);
     }
     assert.equal(cost.replacementDue, true);
@@ -152,7 +153,7 @@ describe('a worker after a long report', () => {
     await res.arrayBuffer();
   };
 
-  it('is kept through short pages on both engines, replaced once a long report has made their clean-ups cost a new worker, and its successor kept', async (t) => {
+  it('is kept through short pages on both engines, replaced once a long report has made their clean-ups and compiles cost a new worker, and its successor kept', async (t) => {
     for (let i = 0; i < 300; i++) await shortPage(i, i % 2 === 0 ? '0.11' : '0.14');
     assert.equal(await recycled(), 0, 'a worker replaced without a long document');
 

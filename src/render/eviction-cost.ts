@@ -1,6 +1,6 @@
 /**
- * What a worker's clean-ups cost it over a new worker's, and when a new
- * worker would be cheaper.
+ * What a worker's clean-ups, and the slower compiles that go with them,
+ * cost it over a new worker's, and when a new worker would be cheaper.
  *
  * Typst memoizes with comemo (0.4 in Typst 0.11, 0.5 in 0.14), which keeps
  * one "accelerator" per value that compiles tracked since the cache was
@@ -17,12 +17,11 @@
  * shown after a job, times the walks each timed one stands for (a new
  * worker's list grows with its first documents too), and times
  * COMPILE_SLOWDOWN_PER_WALK for the compiles, which the same history makes
- * slower by about as much. A timed walk counts at
- * the lesser of its own time and the one before it on the same engine, so
- * that a worker descheduled during one eviction is not taken for a longer
- * list: the list never shortens, so two timed walks in a row cost alike
- * unless it grew between them, and then the growth counts from the next
- * one on.
+ * slower by about as much. A timed walk counts at the lesser of its own
+ * time and the one before it on the same engine, so that a worker
+ * descheduled during one eviction is not taken for a longer list: the list
+ * never shortens, so two timed walks in a row cost alike unless it grew
+ * between them, and then the growth counts from the next one on.
  *
  * Once the sum reaches the price of a new worker, the worker asks to be
  * replaced: the rule for renting skis (rent until the rent paid equals the
@@ -60,7 +59,7 @@ const PRICED_JOB_MAX_MS = 150;
  * clean-up +1.5; the e-invoice after 200-row reports on 0.14, compile +0.5
  * to +0.7, clean-up +0.4 to +0.5.
  */
-export const COMPILE_SLOWDOWN_PER_WALK = 2;
+const COMPILE_SLOWDOWN_PER_WALK = 2;
 
 /** An engine, as far as its clean-ups' cost goes. */
 export interface Evicting {
@@ -100,7 +99,7 @@ export class EvictionCost {
     this.paidMs += (walk - seen.least) * evictions * COMPILE_SLOWDOWN_PER_WALK;
   }
 
-  /** Whether the extra walks have cost as much as a new worker would. */
+  /** Whether the extra walks, and the compiles they go with, have cost as much as a new worker would. */
   get replacementDue(): boolean {
     return this.paidMs >= this.priceMs;
   }

@@ -7,11 +7,11 @@
  * A server started without them replaces itself with itself started with
  * them (`process.execve`: same process id, arguments and environment),
  * before it does anything else. On Linux a Node.js without `process.execve`
- * (older than 22.15) stops the start: a server running without the fill
- * keeps freed request content in memory (on Node.js 20, the scan at the
- * answer finds an e-invoice's title in the server and its seller in a
- * worker, nearly every time). Elsewhere (not Linux, a development machine)
- * it goes on as it was started.
+ * (older than 22.15) stops the start, whatever its settings: on Node.js 20
+ * the scan at the answer found an e-invoice's title in the server (started
+ * without the fill) and its seller in a worker (started with it), nearly
+ * every time, so such a Node.js is refused outright rather than helped.
+ * Elsewhere (not Linux, a development machine) it goes on as it was started.
  */
 import { freedMemoryFill, startedWithFill } from './freed-memory-fill.js';
 

@@ -78,18 +78,23 @@ export function encodings(text: string): Buffer[] {
  * (not the marker itself), which tell a V8 string's header from a C buffer or WebAssembly memory.
  */
 export function describeHit(pid: number, hit: Hit, before = 32): string {
-  const mapping = readableMappings(pid).find((m) => m.start <= hit.address && hit.address < m.end);
-  const bytes = Buffer.alloc(Math.min(before, hit.address - (mapping?.start ?? hit.address)));
-  const fd = openSync(`/proc/${pid}/mem`, 'r');
+  let mapping: Mapping | undefined;
+  let bytes: Buffer | undefined;
   try {
-    readSync(fd, bytes, 0, bytes.length, hit.address - bytes.length);
+    mapping = readableMappings(pid).find((m) => m.start <= hit.address && hit.address < m.end);
+    const preceding = Buffer.alloc(Math.min(before, hit.address - (mapping?.start ?? hit.address)));
+    const fd = openSync(`/proc/${pid}/mem`, 'r');
+    try {
+      readSync(fd, preceding, 0, preceding.length, hit.address - preceding.length);
+      bytes = preceding;
+    } finally {
+      closeSync(fd);
+    }
   } catch {
-    // unmapped meanwhile
-  } finally {
-    closeSync(fd);
+    // the process or the mapping is gone meanwhile
   }
   const range = mapping
     ? `${mapping.start.toString(16)}-${mapping.end.toString(16)} (${((mapping.end - mapping.start) / 1024).toFixed(0)} KiB)`
-    : 'gone';
-  return `at ${hit.address.toString(16)} in ${hit.mapping} ${range}, after ${bytes.toString('hex')}`;
+    : '(gone)';
+  return `at ${hit.address.toString(16)} in ${hit.mapping} ${range}, after ${bytes ? bytes.toString('hex') : '(unreadable)'}`;
 }
