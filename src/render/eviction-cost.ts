@@ -27,21 +27,18 @@
  * replaced: the rule for renting skis (rent until the rent paid equals the
  * price), which, with the price right, pays at most twice what the best
  * choice in hindsight would have. The price is what this worker spent to
- * get going: its start, and what its first PRICED_JOBS jobs of each kind
- * (engine, e-invoice or not) cost above its next PRICED_JOBS of that kind.
- * A new worker's first jobs are its dearest where they run code or load
- * data nothing ran before: one worker, CPU of its first 25 jobs against
- * its next 25, the 0.11 letter 321 and 317 ms, the 0.14 letter 192 and
- * 178, the Factur-X e-invoice 656 and 456 (its first alone 199, with V8
- * compiling the finishing code in the background after it), after a
- * start of 200.
- * Until a kind has had both sets, its first jobs count whole, which errs
- * towards keeping the worker. A job counts at most PRICED_JOB_MAX_MS, so
- * that a long document among them does not price the worker at seconds.
+ * get going: its start, and its first PRICED_JOBS jobs of each kind
+ * (engine, e-invoice or not) whole, the first e-invoice with the load of
+ * the schemas. A new worker's first jobs are its dearest: its first 25
+ * e-invoices cost it about 220 ms more than the next 25, most of it V8
+ * compiling in the background. Counting those jobs whole, not just what
+ * they cost over later ones, errs towards keeping the worker; but a job
+ * counts at most PRICED_JOB_MAX_MS, so that a long document among them
+ * does not price the worker at seconds.
  */
 import type { Eviction } from './engine.js';
 
-/** Jobs of each kind whose CPU counts into the price, and jobs after them it is compared with (see above). */
+/** Jobs of each kind whose CPU counts into the price (see above). */
 const PRICED_JOBS = 25;
 
 /**
@@ -73,27 +70,18 @@ export class EvictionCost {
   /** Per engine: the least walk seen after a job, and the last one. */
   private readonly walks = new Map<Evicting, { least: number; last: number }>();
   private paidMs = 0;
-  /** By kind: its jobs so far (counted up to twice PRICED_JOBS), the CPU of its first PRICED_JOBS and of the next. */
-  private readonly jobs = new Map<string, { count: number; firstMs: number; nextMs: number }>();
+  /** Jobs counted into the price, by kind. */
+  private readonly pricedJobs = new Map<string, number>();
 
-  /** `startMs`: the CPU time this worker took to start. */
-  constructor(private readonly startMs: number) {}
+  /** `priceMs`: what a new worker costs so far, the CPU time this one took to start. */
+  constructor(private priceMs: number) {}
 
-  /** After each job: its CPU time (up to PRICED_JOB_MAX_MS), if it is one of the first 2 × PRICED_JOBS of its kind. */
+  /** After each job: its CPU time counts into the price (up to PRICED_JOB_MAX_MS) if it is one of the first PRICED_JOBS of its kind. */
   addJob(kind: string, cpuMs: number): void {
-    const jobs = this.jobs.get(kind) ?? { count: 0, firstMs: 0, nextMs: 0 };
-    this.jobs.set(kind, jobs);
-    if (jobs.count >= 2 * PRICED_JOBS) return;
-    if (jobs.count < PRICED_JOBS) jobs.firstMs += Math.min(cpuMs, PRICED_JOB_MAX_MS);
-    else jobs.nextMs += Math.min(cpuMs, PRICED_JOB_MAX_MS);
-    jobs.count++;
-  }
-
-  /** What a new worker would cost: this one's start, and its first jobs of each kind above the next (whole until those are in). */
-  private get priceMs(): number {
-    let price = this.startMs;
-    for (const { count, firstMs, nextMs } of this.jobs.values()) price += count < 2 * PRICED_JOBS ? firstMs : Math.max(0, firstMs - nextMs);
-    return price;
+    const count = this.pricedJobs.get(kind) ?? 0;
+    if (count >= PRICED_JOBS) return;
+    this.pricedJobs.set(kind, count + 1);
+    this.priceMs += Math.min(cpuMs, PRICED_JOB_MAX_MS);
   }
 
   /** After an engine's clean-up: counts its walks, if it timed one. */
