@@ -56,20 +56,15 @@ function printGeneratedKey(key: string, baseUrl: string): void {
 }
 
 async function main(): Promise<void> {
-  try {
-    ensureStartSettings();
-  } catch (error) {
-    if (error instanceof StartSettingsError) fail(error.message);
-    throw error;
-  }
   let config: Config;
   let keys: ReturnType<typeof loadKeys>;
   try {
+    ensureStartSettings();
     setProcessLimits();
     config = loadConfig();
     keys = loadKeys(config);
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof ProcessLimitError) fail(error.message);
+    if (error instanceof StartSettingsError || error instanceof ConfigError || error instanceof ProcessLimitError) fail(error.message);
     throw error;
   }
 

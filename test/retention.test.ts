@@ -63,9 +63,9 @@ function scanService(service: Service, markers: Markers): { server: Found; worke
   const scan = (pid: number): Found => {
     const found: Found = { counts: {}, places: [] };
     for (const hit of scanMemory(pid, needles)) {
-      const name = `${labels[hit.needle]}, ${hit.mapping})`;
+      const name = `${labels[hit.needle]}, ${hit.mapping.name})`;
       found.counts[name] = (found.counts[name] ?? 0) + 1;
-      if (found.places.length < 4) found.places.push(`${labels[hit.needle]}) ${describeHit(pid, hit)}`);
+      if (found.places.length < 4) found.places.push(`${labels[hit.needle]}) ${describeHit(hit)}`);
     }
     return found;
   };

@@ -21,7 +21,7 @@ export function readableMappings(pid: number): Mapping[] {
     .map((line) => {
       const [range, perms, , , , ...rest] = line.split(/\s+/);
       const [start, end] = range!.split('-').map((hex) => parseInt(hex, 16)) as [number, number];
-      return { start, end, perms: perms!, name: rest.join(' ') };
+      return { start, end, perms: perms!, name: rest.join(' ') || '[anon]' };
     })
     .filter((m) => m.perms.startsWith('r') && m.name !== '[vvar]' && m.name !== '[vsyscall]' && m.name !== '[vvar_vclock]');
 }
@@ -29,8 +29,12 @@ export function readableMappings(pid: number): Mapping[] {
 export interface Hit {
   needle: number;
   address: number;
-  mapping: string;
+  mapping: Mapping;
+  /** Up to BEFORE_HIT bytes just before the hit (fewer at the start of a chunk), to tell what holds it. */
+  before: Buffer;
 }
+
+const BEFORE_HIT = 32;
 
 const CHUNK = 8 * 1024 * 1024;
 
@@ -57,7 +61,9 @@ export function scanMemory(pid: number, needles: Buffer[]): Hit[] {
         needles.forEach((needle, index) => {
           for (let i = view.indexOf(needle); i !== -1; i = view.indexOf(needle, i + 1)) {
             // A match inside the overlap is found again by the next chunk.
-            if (i < CHUNK || at + CHUNK >= mapping.end) hits.push({ needle: index, address: at + i, mapping: mapping.name || '[anon]' });
+            if (i < CHUNK || at + CHUNK >= mapping.end) {
+              hits.push({ needle: index, address: at + i, mapping, before: Buffer.from(view.subarray(Math.max(0, i - BEFORE_HIT), i)) });
+            }
           }
         });
       }
@@ -77,24 +83,7 @@ export function encodings(text: string): Buffer[] {
  * Where a hit sits, for a failure's message: the mapping's range and size, and the bytes just before the hit
  * (not the marker itself), which tell a V8 string's header from a C buffer or WebAssembly memory.
  */
-export function describeHit(pid: number, hit: Hit, before = 32): string {
-  let mapping: Mapping | undefined;
-  let bytes: Buffer | undefined;
-  try {
-    mapping = readableMappings(pid).find((m) => m.start <= hit.address && hit.address < m.end);
-    const preceding = Buffer.alloc(Math.min(before, hit.address - (mapping?.start ?? hit.address)));
-    const fd = openSync(`/proc/${pid}/mem`, 'r');
-    try {
-      readSync(fd, preceding, 0, preceding.length, hit.address - preceding.length);
-      bytes = preceding;
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // the process or the mapping is gone meanwhile
-  }
-  const range = mapping
-    ? `${mapping.start.toString(16)}-${mapping.end.toString(16)} (${((mapping.end - mapping.start) / 1024).toFixed(0)} KiB)`
-    : '(gone)';
-  return `at ${hit.address.toString(16)} in ${hit.mapping} ${range}, after ${bytes ? bytes.toString('hex') : '(unreadable)'}`;
+export function describeHit({ address, mapping, before }: Hit): string {
+  const size = ((mapping.end - mapping.start) / 1024).toFixed(0);
+  return `at ${address.toString(16)} in ${mapping.name} ${mapping.start.toString(16)}-${mapping.end.toString(16)} (${size} KiB), after ${before.toString('hex')}`;
 }
