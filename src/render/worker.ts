@@ -26,27 +26,38 @@ import { receiveOptions, type WorkerMessage } from './worker-messages.js';
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
 const FRAME_FD = 3;
 
+/** V8's collector, as `--expose-gc` gives it (see pool.ts). */
+type Collect = (options: { type: 'minor' } | { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+const collect = (globalThis as { gc?: Collect }).gc;
+
+/**
+ * The young generation's dead strings: a collection of it, with V8 clearing
+ * what it frees (`--clear-free-memory`, see pool.ts), zero-fills them (about
+ * 0.4 ms of a 2-core VM); a collection of the whole heap frees them but
+ * leaves them where they were. V8 keeps the subject of the last regular
+ * expression match alive (`RegExp.lastMatch`), so a match on a constant
+ * string lets it go first. After a job with assets: their names became
+ * strings here (the binding takes a file's path no other way).
+ */
+function forgetYoung(): void {
+  /x/.exec('x');
+  collect?.({ type: 'minor' });
+}
+
 /**
  * After a failed template, or warnings: Typst's diagnostics became
  * JavaScript strings here (the binding gives them no other way), and they
- * quote the template. V8 keeps the subject of the last regular expression
- * match alive (`RegExp.lastMatch`), so a match on a constant string lets it
- * go. A regular full collection would then free the strings but leave the
- * young generation's dead ones in its idle half, which V8 never clears; a
- * last-resort collection also gives those pages back, and
- * `--clear-free-memory` (see pool.ts) zero-fills what it frees in the old
- * generation. About 10 ms of the worker's time, after the answer is sent.
+ * quote the template; an e-invoice's business rules read its XML as one.
+ * The young generation first (forgetYoung), then a last-resort collection
+ * of the whole heap, which zero-fills what it frees in the old generation
+ * and gives pages back. About 10 ms of the worker's time, after the answer is sent.
  * The same collection finds a dropped 0.14 compiler (engine.ts clean()),
  * whose native memory its finalizer frees on the next turn of the loop;
  * the engine that `dropped` it makes its next compiler on the turn after.
  */
 function forgetStrings(dropped?: TypstEngine): void {
-  /x/.exec('x');
-  (globalThis as { gc?: (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void }).gc?.({
-    type: 'major',
-    execution: 'sync',
-    flavor: 'last-resort',
-  });
+  forgetYoung();
+  collect?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
   if (dropped) setImmediate(() => dropped.prepare());
 }
 
@@ -164,6 +175,7 @@ async function main(): Promise<void> {
     reader.giveBack(frame);
     // The answer is on its way; the cache eviction still ends this job, before the next one is read.
     const dropped = runner.endJob();
+    if (job.layout.assets.length > 0 && garbage === 'none') forgetYoung();
     evictionCost.addJob(job.layout.pdf?.einvoice ? 'e-invoice' : result.engine, cpuMsSince(received));
     if (evictionCost.replacementDue && !replacementAsked) {
       replacementAsked = true;
