@@ -721,8 +721,9 @@ describe('request content in memory, at the answer', () => {
   // The known gap, measured: Typst keeps the path of every file a compile reads, and the 0.11 binding its host path,
   // as live strings on the native heap for the worker's life. Nothing else of an asset's name stays: no JavaScript
   // string (each name is one in the worker until it is collected), and nothing of a name the template never read.
+  // Finding none, or finding it elsewhere, fails too: the gap has changed, and docs/retention.md with it.
   for (const typst of ['0.11', '0.14'] as const) {
-    it(`keeps, ${AFTER_ANSWER_MS} ms after a 200 on the Typst ${typst} engine, an asset's name only in the engine's table of the paths it read`, async (t) => {
+    it(`keeps, ${AFTER_ANSWER_MS} ms after a 200 on the Typst ${typst} engine, an asset's name only in the engines' path tables`, async (t) => {
       const names = { read: marker('READNAME'), unread: marker('UNREADNAME') };
       const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>';
       const res = await generate(service, {
@@ -736,10 +737,17 @@ describe('request content in memory, at the answer', () => {
       await sleep(AFTER_ANSWER_MS);
       const { server, workers } = scanService(service, names);
       t.diagnostic(`server: ${JSON.stringify(server.counts)}; workers: ${JSON.stringify(workers.map((found) => found.counts))}`);
+      t.diagnostic(`where: ${JSON.stringify(workers.map((found) => found.places))}`);
       assert.deepEqual(server.counts, {}, 'the server holds a name');
-      const held = Object.assign({}, ...workers.map((found) => found.counts)) as Record<string, number>;
-      assert.deepEqual(Object.keys(held), ['read (UTF-8, [heap])'], 'only the read name, only in the native heap');
-      assert.ok(held['read (UTF-8, [heap])']! <= 2, "the engine's path and the binding's host path at most");
+      const held: Record<string, number> = {};
+      for (const found of workers) for (const [key, count] of Object.entries(found.counts)) held[key] = (held[key] ?? 0) + count;
+      // Typst's path of the file; on 0.11 the binding's host path too.
+      const copies = typst === '0.11' ? 2 : 1;
+      assert.deepEqual(
+        held,
+        { 'read (UTF-8, [heap])': copies },
+        "the read name, only in the native heap, once in each of the engine's tables",
+      );
     });
   }
 });

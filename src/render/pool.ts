@@ -109,10 +109,11 @@ interface Slot {
 const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 
 /**
- * Node flags of a worker (none of the server's own are passed on). After a
- * template fails, its error message has been a JavaScript string in the
- * worker: the worker then runs a full garbage collection (`--expose-gc`),
- * and V8 zero-fills the memory it frees (`--clear-free-memory`).
+ * Node flags of a worker (none of the server's own are passed on). Request
+ * content that became JavaScript strings in the worker (a failed template's
+ * message, warnings, asset names, an e-invoice's XML) is collected at the
+ * job's end (worker.ts, `--expose-gc`), and V8 zero-fills the memory it
+ * frees (`--clear-free-memory`).
  */
 const WORKER_NODE_FLAGS = ['--expose-gc', '--clear-free-memory'];
 

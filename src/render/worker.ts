@@ -175,7 +175,8 @@ async function main(): Promise<void> {
     reader.giveBack(frame);
     // The answer is on its way; the cache eviction still ends this job, before the next one is read.
     const dropped = runner.endJob();
-    if (job.layout.assets.length > 0 && garbage === 'none') forgetYoung();
+    // Here and now: the result holds no strings (garbage 'none'), and the asset names died with the compile.
+    if (job.layout.assets.length > 0 && garbage === 'none' && !dropped) forgetYoung();
     evictionCost.addJob(job.layout.pdf?.einvoice ? 'e-invoice' : result.engine, cpuMsSince(received));
     if (evictionCost.replacementDue && !replacementAsked) {
       replacementAsked = true;
