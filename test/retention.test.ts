@@ -72,19 +72,23 @@ function scanService(service: Service, markers: Markers): { server: Found; worke
   return { server: scan(service.process.pid!), workers: service.workerPids().map(scan) };
 }
 
+/** What a scan found, by process, for a diagnostic line. */
+const countsOf = ({ server, workers }: ReturnType<typeof scanService>) =>
+  `server: ${JSON.stringify(server.counts)}; workers: ${JSON.stringify(workers.map((found) => found.counts))}`;
+
 /** Nothing of the markers anywhere; when something is found, the failure says where, and whether it is still there a second later. */
 async function assertNothingHeld(t: TestContext, service: Service, markers: Markers): Promise<void> {
-  const { server, workers } = scanService(service, markers);
-  const counts = (found: Found) => found.counts;
-  t.diagnostic(`server: ${JSON.stringify(server.counts)}; workers: ${JSON.stringify(workers.map(counts))}`);
+  const found = scanService(service, markers);
+  const { server, workers } = found;
+  t.diagnostic(countsOf(found));
   assert.ok(workers.length >= 2, 'two workers');
-  const held = [server, ...workers].some((found) => found.places.length > 0);
+  const held = [server, ...workers].some((scanned) => scanned.places.length > 0);
   if (held) {
     t.diagnostic(`where: ${JSON.stringify({ server: server.places, workers: workers.map((w) => w.places) })}`);
     await sleep(1000);
     try {
       const later = scanService(service, markers);
-      t.diagnostic(`a second later: server ${JSON.stringify(later.server.counts)}; workers ${JSON.stringify(later.workers.map(counts))}`);
+      t.diagnostic(`a second later: ${countsOf(later)}`);
     } catch (error) {
       t.diagnostic(`a second later: not scanned (${(error as Error).message})`);
     }
@@ -735,12 +739,13 @@ describe('request content in memory, at the answer', () => {
       assert.equal(res.status, 200, await res.clone().text());
       await res.arrayBuffer();
       await sleep(AFTER_ANSWER_MS);
-      const { server, workers } = scanService(service, names);
-      t.diagnostic(`server: ${JSON.stringify(server.counts)}; workers: ${JSON.stringify(workers.map((found) => found.counts))}`);
-      t.diagnostic(`where: ${JSON.stringify(workers.map((found) => found.places))}`);
+      const found = scanService(service, names);
+      const { server, workers } = found;
+      t.diagnostic(countsOf(found));
+      t.diagnostic(`where: ${JSON.stringify(workers.map((worker) => worker.places))}`);
       assert.deepEqual(server.counts, {}, 'the server holds a name');
       const held: Record<string, number> = {};
-      for (const found of workers) for (const [key, count] of Object.entries(found.counts)) held[key] = (held[key] ?? 0) + count;
+      for (const worker of workers) for (const [key, count] of Object.entries(worker.counts)) held[key] = (held[key] ?? 0) + count;
       // Typst's path of the file; on 0.11 the binding's host path too.
       const copies = typst === '0.11' ? 2 : 1;
       assert.deepEqual(
