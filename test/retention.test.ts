@@ -25,7 +25,7 @@ import { makeTestIdentity, type TestIdentity } from './support/signing-identity.
 const marker = (kind: string) => `${kind}${randomBytes(9).toString('hex')}`;
 /** A marker of 15 bytes: Typst keeps a string that short inside the value that holds it (no allocation of its own). */
 const shortMarker = (letter: string) => `${letter}${randomBytes(7).toString('hex')}`;
-/** A marker of 11 bytes: V8 copies a piece of a string this short (an XML text node's value, say) rather than point into it. */
+/** A marker of 11 bytes: V8 copies a piece of a string shorter than 13 (an XML text node's value, say) rather than point into it. */
 const valueMarker = (letter: string) => `${letter}${randomBytes(5).toString('hex')}`;
 
 const UNRELATED_REQUESTS = 20;
@@ -99,12 +99,12 @@ async function assertNothingHeld(t: TestContext, service: Service, markers: Mark
   for (const [i, found] of workers.entries()) assert.deepEqual(found.counts, {}, `worker ${i} holds the request`);
 }
 
-/** A request with markers in its data, template, an SVG asset and the document's title (which the PDF carries in clear). */
+/** The business rules the service loads for these tests (one for the MINIMUM profile). */
 const RULES = new URL('../../test/fixtures/einvoice/rules.xslt', import.meta.url).pathname;
 
 /**
  * An e-invoice request whose XML (an asset) carries markers in the seller's and the buyer's names (the buyer's a short
- * one, which the business rules copy); `extra` breaks its XSD, a wrong `grandTotal` a rule.
+ * one, which V8 copies when the business rules read it); `extra` breaks its XSD, a wrong `grandTotal` a rule.
  */
 function markedInvoice(extra = '', grandTotal = '<ram:GrandTotalAmount>119.00') {
   const markers = { title: marker('EINVOICETITLE'), seller: marker('SELLER'), buyer: valueMarker('B') };
@@ -147,6 +147,7 @@ function markedRulelessInvoice() {
   return { body, markers };
 }
 
+/** A request with markers in its data, template, an SVG asset and the document's title (which the PDF carries in clear). */
 function markedRequest(extraTemplate = '') {
   const markers = { data: marker('DATA'), template: marker('TEMPLATE'), svg: marker('SVGASSET'), title: marker('TITLE') };
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="80" height="20"><desc>${markers.svg}</desc><rect width="80" height="20"/></svg>`;

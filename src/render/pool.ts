@@ -111,31 +111,29 @@ const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 /**
  * Node flags of a worker (none of the server's own are passed on). Request
  * content that became JavaScript strings in the worker (a failed template's
- * message, warnings, asset names, an e-invoice's XML and its values) is
- * collected at the job's end (worker.ts, `--expose-gc`), and the memory it
- * held must then be cleared:
- * - the young generation: V8 zero-fills it after each collection of it
- *   (`--clear-free-memory`);
- * - the old generation, where a string that lived through two young
- *   collections went: V8 clears nothing there, it only gives whole 4 KiB
- *   pages back on a collection that reduces memory (the worker's
- *   last-resort one). Measured: an e-invoice's seller name (a value shorter
- *   than 13 characters, which V8 copies) stayed after every collection.
- *   Node 24's V8 zero-fills the rest of what such a collection frees
- *   (`--zero-unused-memory`); Node 22's has no such flag, so its workers
- *   compact every full collection (`--compact-on-every-full-gc`): each page
- *   with a freed object is emptied and given back. That makes a collection
- *   after strings dearer: 237 against 150 ms of a rules-loaded worker's CPU
- *   per e-invoice, measured, against 163 with Node 24's flag.
- * - An optimizing compile running beside the worker keeps the values of the
- *   function it compiles (an e-invoice's XML among them) until the worker's
- *   next turn installs its code, past the answer: measured, from the 38th
- *   e-invoice on, in most runs. The worker compiles on its own thread.
+ * message, warnings, asset names, an e-invoice's XML and the values V8
+ * copies out of it) is collected at the job's end (worker.ts,
+ * `--expose-gc`), and what it held is cleared: V8 zero-fills the young
+ * generation after each collection of it (`--clear-free-memory`), but
+ * clears nothing it frees in the old generation (where most strings that
+ * lived through two young collections go) beyond the whole OS pages a
+ * memory-reducing collection gives back. V8 13 (Node 24) zero-fills the
+ * rest of what such a collection frees (`--zero-unused-memory`); older
+ * ones lack the flag, and compact instead: every full collection moves the
+ * live objects off each old-generation page and gives the page back
+ * (`--compact-on-every-full-gc`). What each costs: docs/retention.md.
+ *
+ * A background optimizing compile holds the function it compiles, and so
+ * the variables it closes over (an e-invoice's XML among them), until
+ * JavaScript next runs in the worker: past the answer, from about the 38th
+ * e-invoice a worker handled, in most runs. The worker compiles on its main
+ * thread instead (`--no-concurrent-recompilation`, which covers Maglev too;
+ * `--no-concurrent-osr` says the same of on-stack replacement, in case).
  */
 const WORKER_NODE_FLAGS = [
   '--expose-gc',
   '--clear-free-memory',
-  Number(process.versions.node.split('.')[0]) >= 24 ? '--zero-unused-memory' : '--compact-on-every-full-gc',
+  Number(process.versions.v8.split('.')[0]) >= 13 ? '--zero-unused-memory' : '--compact-on-every-full-gc',
   '--no-concurrent-recompilation',
   '--no-concurrent-osr',
 ];

@@ -52,7 +52,7 @@ function forgetYoung(): void {
  * of the whole heap, one that reduces memory: V8 gives back the pages it
  * empties and, with the worker's flags (pool.ts), clears what it frees in
  * the old generation. About 10 ms of the worker's time, after the answer is
- * sent; 75 ms once the worker has loaded business rules (a larger heap).
+ * sent; more once the worker has loaded business rules (a larger heap).
  * The same collection finds a dropped 0.14 compiler (engine.ts clean()),
  * whose native memory its finalizer frees on the next turn of the loop;
  * the engine that `dropped` it makes its next compiler on the turn after.
