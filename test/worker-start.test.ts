@@ -9,12 +9,10 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
+import { WORKER_NODE_FLAGS } from '../src/render/pool.js';
 import { generate, startService } from './support/service.js';
 
 const WORKER = fileURLToPath(new URL('../src/render/worker.js', import.meta.url));
-/** The worker's flags: V8 13 (Node 24) clears what a memory-reducing collection frees, older ones compact instead. */
-const CLEARING = Number(process.versions.v8.split('.')[0]) >= 13 ? '--zero-unused-memory' : '--compact-on-every-full-gc';
-const WORKER_FLAGS = ['--expose-gc', '--clear-free-memory', CLEARING, '--no-concurrent-recompilation', '--no-concurrent-osr'];
 
 function commandLine(pid: number): string[] {
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
@@ -31,7 +29,7 @@ describe('worker start', () => {
     try {
       const pids = service.workerPids();
       assert.equal(pids.length, 2);
-      for (const pid of pids) assert.deepEqual(commandLine(pid).slice(1), [...WORKER_FLAGS, WORKER]);
+      for (const pid of pids) assert.deepEqual(commandLine(pid).slice(1), [...WORKER_NODE_FLAGS, WORKER]);
       // A bundled family compiles without an unknown-font warning: the catalogue reached the worker.
       const res = await generate(service, { data: {}, template: '#set text(font: "Arial", fallback: false)\nSans' });
       assert.equal(res.status, 200);

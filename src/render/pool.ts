@@ -130,7 +130,7 @@ const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
  * thread instead (`--no-concurrent-recompilation`, which covers Maglev too;
  * `--no-concurrent-osr` says the same of on-stack replacement, in case).
  */
-const WORKER_NODE_FLAGS = [
+export const WORKER_NODE_FLAGS = [
   '--expose-gc',
   '--clear-free-memory',
   Number(process.versions.v8.split('.')[0]) >= 13 ? '--zero-unused-memory' : '--compact-on-every-full-gc',
