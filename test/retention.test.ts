@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { processLimit } from '../src/process-limits.js';
 import { NO_RATE_LIMIT } from './support/hostile.js';
 import { describeHit, encodings, scanMemory } from './support/memory-scan.js';
+import { scrape } from './support/metrics.js';
 import type { Socket } from 'node:net';
 import { head, open, type RawResponse, rawRequest, readAll } from './support/raw-http.js';
 import { formBody, type Part } from './support/form.js';
@@ -195,6 +196,14 @@ function signatureParts(pdf: Buffer): { digest: Buffer; signatureValue: Buffer }
   return { digest, signatureValue: contents.subarray(cmsEnd - 64, cmsEnd) };
 }
 
+/** Young-generation collections of the server's heap so far, from its metrics (none listed before the first). */
+async function youngCollections(service: Service): Promise<number> {
+  const { samples } = await scrape(`${service.url}/metrics`);
+  for (const [name, value] of samples)
+    if (name.includes('nodejs_gc_duration_seconds_count{') && name.includes('kind="minor"')) return value;
+  return 0;
+}
+
 async function waitIdle(service: Service): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if ((await readiness(service)).busy === 0) return;
@@ -244,6 +253,32 @@ describe('request content in memory, at the answer', () => {
         assert.equal(res.status, 200);
         assert.ok(Buffer.from(await res.arrayBuffer()).includes(markers.title), 'the PDF carries the title in clear');
         return markers;
+      },
+    },
+    {
+      name: "a 200 whose head lived through young collections in the server (a long compile, the server's own refusals beside it)",
+      async run() {
+        const { body, markers } = markedRequest('\n#for i in range(2000000) { let x = i * i }');
+        const note = marker('NOTE');
+        // 12 KiB of headers a refusal: strings the server's parser makes.
+        const padding = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`x-padding-${i}`, 'p'.repeat(300)]));
+        const youngBefore = await youngCollections(service);
+        let answered = false;
+        const pending = generate(service, body, { headers: { 'x-note': note } }).then(async (res) => {
+          await res.arrayBuffer();
+          answered = true;
+          return res.status;
+        });
+        // Requests the server refuses itself (invalid JSON) fill its young generation until the marked one is answered.
+        const refusals = Array.from({ length: 4 }, async () => {
+          while (!answered) await (await generate(service, '{bad', { headers: padding })).arrayBuffer();
+        });
+        assert.equal(await pending, 200);
+        await Promise.all(refusals);
+        const young = (await youngCollections(service)) - youngBefore;
+        // Two young collections move a string that lives through them to the old generation.
+        assert.ok(young >= 2, `the marked request lived through ${young} young collections of the server's heap, not two`);
+        return { ...markers, note };
       },
     },
     {

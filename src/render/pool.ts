@@ -27,6 +27,7 @@ import { JobQueue, release, type Waiting } from './job-queue.js';
 import { WorkerWatch, watchAllocationFailure } from './worker-watch.js';
 import type { JobResult } from './job.js';
 import type { Holdings } from '../retention/holdings.js';
+import { OLD_GENERATION_CLEARING_FLAG } from '../retention/old-generation-clearing.js';
 import { scrubAfterAnswer } from '../retention/scrub-timer.js';
 import { wipe } from '../retention/wipe.js';
 import { sendOptions, type WorkerMessage } from './worker-messages.js';
@@ -113,15 +114,9 @@ const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
  * content that became JavaScript strings in the worker (a failed template's
  * message, warnings, asset names, an e-invoice's XML and the values V8
  * copies out of it) is collected at the job's end (worker.ts,
- * `--expose-gc`), and what it held is cleared: V8 zero-fills the young
- * generation after each collection of it (`--clear-free-memory`), but
- * clears nothing it frees in the old generation (where most strings that
- * lived through two young collections go) beyond the whole OS pages a
- * memory-reducing collection gives back. V8 13 (Node 24) zero-fills the
- * rest of what such a collection frees (`--zero-unused-memory`); older
- * ones lack the flag, and compact instead: every full collection moves the
- * live objects off each old-generation page and gives the page back
- * (`--compact-on-every-full-gc`). What each costs: docs/retention.md.
+ * `--expose-gc`), and what it held is cleared: the young generation by
+ * `--clear-free-memory`, the old one by the flag of the worker's V8
+ * (retention/old-generation-clearing.ts). What each costs: docs/retention.md.
  *
  * A background optimizing compile holds the function it compiles, and so
  * the variables it closes over (an e-invoice's XML among them), until
@@ -133,7 +128,7 @@ const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 export const WORKER_NODE_FLAGS = [
   '--expose-gc',
   '--clear-free-memory',
-  Number(process.versions.v8.split('.')[0]) >= 13 ? '--zero-unused-memory' : '--compact-on-every-full-gc',
+  OLD_GENERATION_CLEARING_FLAG,
   '--no-concurrent-recompilation',
   '--no-concurrent-osr',
 ];

@@ -13,27 +13,35 @@
  * parser refers to it until the next request comes. So once the answer is
  * done, the request lets go of its head (forgetHead).
  *
- * V8 fills the memory it frees with zeros (`--clear-free-memory`), and
- * once the server has answered and had no request in flight for a moment
- * (scrub-timer.ts) it collects its garbage. A request's strings stay in the
- * young generation unless the request lived through a collection of it (two
- * move them to the old generation): then the whole heap is collected, else
- * the young generation alone. A full collection costs the server about 30 ms of CPU,
- * a young one next to nothing (measured with requests 120 ms apart: 33
- * against 3.3 ms of server CPU per request, the read-buffer scrub
- * included). While requests keep coming no collection is forced; V8's own
- * collections clear what they free. A full collection also frees the hidden
- * classes no object uses any more, and V8 throws away the optimized code
- * that referred to them: the JSON scanner keeps an instance of its own for
- * that reason (bytes/json-scanner.ts).
+ * Once the server has answered and had no request in flight for a moment
+ * (scrub-timer.ts) it collects its garbage, and V8 clears what that frees:
+ * the young generation by `--clear-free-memory`, the old one by a
+ * memory-reducing collection with the flag of the server's V8
+ * (old-generation-clearing.ts). A request's strings stay in the young
+ * generation unless the request lived through a collection of it (two move
+ * them to the old generation): then the whole heap is collected that way,
+ * else the young generation alone. On V8 13 the flag is set once; on older
+ * V8 compaction is switched on for this collection alone, so V8's own full
+ * collections under load do not pay for it (Node 22, W4's 9 MB bodies: 72
+ * against 24 ms of CPU a collection). A full collection costs the server
+ * 20 to 40 ms of CPU, a young one next to nothing (measured with requests
+ * 400 ms apart, the read-buffer scrub included: 22 to 38 against 2 to 3
+ * ms once quiet). While requests keep coming no collection is forced, and
+ * what V8's own full collections free in the old generation stays until
+ * the next quiet spell, whose collection sweeps every page again and
+ * clears all of it. A full collection also frees the hidden classes no
+ * object uses any more, and V8 throws away the optimized code that referred
+ * to them: the JSON scanner keeps an instance of its own for that reason
+ * (bytes/json-scanner.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { OLD_GENERATION_CLEARING_FLAG, ZEROES_UNUSED_MEMORY } from './old-generation-clearing.js';
 
 /** The V8 collector, as `--expose-gc` gives it. */
-type Collect = (options?: { type: 'minor' | 'major' }) => void;
+type Collect = (options: { type: 'minor' } | { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
 
 export class HeapScrub {
   private readonly gc: Collect;
@@ -50,6 +58,7 @@ export class HeapScrub {
 
   constructor() {
     setFlagsFromString('--clear-free-memory');
+    if (ZEROES_UNUSED_MEMORY) setFlagsFromString(OLD_GENERATION_CLEARING_FLAG);
     // V8's collector, for this module alone: the flag is set only while a fresh context fetches `gc`.
     setFlagsFromString('--expose-gc');
     this.gc = runInNewContext('gc') as Collect;
@@ -74,12 +83,17 @@ export class HeapScrub {
     if (this.youngCollections > started) this.oldMayHoldRequests = true;
   }
 
-  /** Once the server is quiet (scrub-timer.ts): the young generation, or the whole heap when it may hold requests. */
+  /** Once the server is quiet (scrub-timer.ts): the young generation, or the whole heap, reducing memory, when it may hold requests. */
   collect(): void {
     if (this.inFlight > 0) return;
-    const full = this.oldMayHoldRequests;
+    if (!this.oldMayHoldRequests) {
+      this.gc({ type: 'minor' });
+      return;
+    }
     this.oldMayHoldRequests = false;
-    this.gc({ type: full ? 'major' : 'minor' });
+    if (!ZEROES_UNUSED_MEMORY) setFlagsFromString(OLD_GENERATION_CLEARING_FLAG);
+    this.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    if (!ZEROES_UNUSED_MEMORY) setFlagsFromString('--no-compact-on-every-full-gc');
   }
 }
 
