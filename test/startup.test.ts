@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { freedMemoryFill } from '../src/retention/freed-memory-fill.js';
+import { V8_FLAGS } from '../src/retention/start-settings.js';
 import { generate, MAIN, startService } from './support/service.js';
 
 function runMain(env: Record<string, string>, nodeArgs: string[] = []) {
@@ -107,7 +108,7 @@ describe('settings', () => {
     const service = await startService();
     try {
       const pid = service.process.pid!;
-      // The same process (execve keeps the id), now with the allocator's settings and V8's heap flag.
+      // The same process (execve keeps the id), now with the allocator's settings and V8's heap flags.
       // glibc ends each tunable it has read with a NUL, in place: the variable reads back with them as ':'.
       const environ = readFileSync(`/proc/${pid}/environ`, 'latin1').replaceAll('\0', ':');
       for (const [name, value] of Object.entries(freedMemoryFill().env)) assert.ok(environ.includes(`:${name}=${value}:`), environ);
@@ -117,7 +118,7 @@ describe('settings', () => {
         for (const each of [pid, ...service.workerPids()]) assert.match(readFileSync(`/proc/${each}/maps`, 'latin1'), /free-fill\.so/);
       }
       const args = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
-      for (const flag of ['--initial-old-space-size=64', '--no-memory-reducer']) {
+      for (const flag of V8_FLAGS) {
         assert.equal(args.filter((a) => a.split('=')[0] === flag.split('=')[0]).length, 1, args.join(' '));
         assert.ok(args.includes(flag), args.join(' '));
       }

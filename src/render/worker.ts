@@ -17,6 +17,7 @@ import { Holdings } from '../retention/holdings.js';
 import { wipe } from '../retention/wipe.js';
 import { ENGINE_IDS, type EngineId } from '../typst-version.js';
 import type { TypstEngine } from './engine.js';
+import type { Collect } from '../retention/old-generation-clearing.js';
 import { EvictionCost } from './eviction-cost.js';
 import { type Frame, FrameType, frameOnRead, readJob, writeResult } from './frames.js';
 import { JobRunner } from './job-run.js';
@@ -27,7 +28,6 @@ import { receiveOptions, type WorkerMessage } from './worker-messages.js';
 const FRAME_FD = 3;
 
 /** V8's collector, as `--expose-gc` gives it (see pool.ts). */
-type Collect = (options: { type: 'minor' } | { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
 const collect = (globalThis as { gc?: Collect }).gc;
 
 /**

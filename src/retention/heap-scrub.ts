@@ -5,31 +5,27 @@
  * when it collects garbage, and by default leaves its bytes where they
  * were. A request that lives through two young-generation collections
  * (one waiting on a compile, say) has its strings moved to the old
- * generation, whose freed memory is only reused, never cleared: measured,
- * a key used once was still in the server's memory 32 s and 40 requests
- * later.
+ * generation, whose freed memory a regular collection only reuses: before
+ * this scrub, a key used once was still in the server's memory 32 s and 40
+ * requests later.
  *
  * A connection kept alive also keeps its last request, head and all: Node's
  * parser refers to it until the next request comes. So once the answer is
  * done, the request lets go of its head (forgetHead).
  *
  * Once the server has answered and had no request in flight for a moment
- * (scrub-timer.ts) it collects its garbage, and V8 clears what that frees:
- * the young generation by `--clear-free-memory`, the old one by a
- * memory-reducing collection with the flag of the server's V8
+ * (scrub-timer.ts) it collects its garbage, and V8 clears what that frees
  * (old-generation-clearing.ts). A request's strings stay in the young
- * generation unless the request lived through a collection of it (two move
- * them to the old generation): then the whole heap is collected that way,
- * else the young generation alone. On V8 13 the flag is set once; on older
- * V8 compaction is switched on for this collection alone, so V8's own full
- * collections under load do not pay for it (Node 22, W4's 9 MB bodies: 72
- * against 24 ms of CPU a collection). A full collection costs the server
- * 20 to 40 ms of CPU, a young one next to nothing (measured with requests
- * 400 ms apart, the read-buffer scrub included: 22 to 38 against 2 to 3
- * ms once quiet). While requests keep coming no collection is forced, and
- * what V8's own full collections free in the old generation stays until
- * the next quiet spell, whose collection sweeps every page again and
- * clears all of it. A full collection also frees the hidden classes no
+ * generation unless the request lived through a collection of it: then
+ * the young generation is collected (a collection of the whole heap frees
+ * its dead strings but leaves them where they were), and the whole heap in
+ * a memory-reducing collection that clears the old generation; else the
+ * young generation alone. On V8 older than 13 compaction is switched on for
+ * that collection alone, so V8's own full collections under load do not pay
+ * for it. While requests keep coming no collection is forced: what V8's own
+ * full collections free in the old generation stays until the next quiet
+ * spell, whose collection sweeps every page again. What it costs:
+ * docs/retention.md. A full collection also frees the hidden classes no
  * object uses any more, and V8 throws away the optimized code that referred
  * to them: the JSON scanner keeps an instance of its own for that reason
  * (bytes/json-scanner.ts).
@@ -38,10 +34,10 @@ import type { IncomingMessage } from 'node:http';
 import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { OLD_GENERATION_CLEARING_FLAG, ZEROES_UNUSED_MEMORY } from './old-generation-clearing.js';
+import { type Collect, OLD_GENERATION_CLEARING_FLAG, ZEROES_UNUSED_MEMORY } from './old-generation-clearing.js';
 
-/** The V8 collector, as `--expose-gc` gives it. */
-type Collect = (options: { type: 'minor' } | { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+/** A collection of the whole heap that reduces memory: the one that clears the old generation. */
+const FULL = { type: 'major', execution: 'sync', flavor: 'last-resort' } as const;
 
 export class HeapScrub {
   private readonly gc: Collect;
@@ -86,14 +82,19 @@ export class HeapScrub {
   /** Once the server is quiet (scrub-timer.ts): the young generation, or the whole heap, reducing memory, when it may hold requests. */
   collect(): void {
     if (this.inFlight > 0) return;
-    if (!this.oldMayHoldRequests) {
-      this.gc({ type: 'minor' });
+    this.gc({ type: 'minor' });
+    if (!this.oldMayHoldRequests) return;
+    this.oldMayHoldRequests = false;
+    if (ZEROES_UNUSED_MEMORY) {
+      this.gc(FULL);
       return;
     }
-    this.oldMayHoldRequests = false;
-    if (!ZEROES_UNUSED_MEMORY) setFlagsFromString(OLD_GENERATION_CLEARING_FLAG);
-    this.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-    if (!ZEROES_UNUSED_MEMORY) setFlagsFromString('--no-compact-on-every-full-gc');
+    setFlagsFromString(OLD_GENERATION_CLEARING_FLAG);
+    try {
+      this.gc(FULL);
+    } finally {
+      setFlagsFromString(OLD_GENERATION_CLEARING_FLAG.replace('--', '--no-'));
+    }
   }
 }
 

@@ -4,8 +4,8 @@
  * (read-buffer-scrub.ts). Both run once no request has been in flight for
  * QUIET_MS after the last answer; the read buffers' also IN_FLIGHT_WAIT_MS
  * after the last answer whatever is in flight. While requests keep coming
- * neither is needed: each read replaces the last, and V8's own collections
- * clear what they free.
+ * neither is needed: each read replaces the last, and the next quiet
+ * spell's collection clears what V8's own collections freed meanwhile.
  *
  * They share one timer, which a request arriving never clears. Node keeps
  * a single libuv timer for all of its timers and moves it only earlier: a

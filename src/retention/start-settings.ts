@@ -37,16 +37,17 @@ import { freedMemoryFill, startedWithFill } from './freed-memory-fill.js';
  *   quiet, which is what the reducer is for. Measured at c=1 in blocks of 75
  *   one-page requests, three runs each: 1.16 to 1.22 ms of server CPU per
  *   request against 1.40 to 1.56, and 9 ms once quiet against 29 to 35.
- * - `--min-semi-space-size=16`. The heap scrub's collection of the whole
- *   heap reduces memory (heap-scrub.ts), and with it V8 shrank the young
- *   generation again: the next requests lived through young collections,
- *   and nearly every quiet spell needed the whole heap collected. With the
- *   young generation kept at 16 MiB, blocks of 20 requests 400 ms apart:
- *   E1 36 ms of CPU once quiet against 2.3, W2 a full collection in 4 of
- *   12 spells against none; the server's resident memory about 15 MiB
- *   higher (103 against 118 MiB after those blocks).
+ * - `--min-semi-space-size=8`. The heap scrub's collection of the whole
+ *   heap reduces memory (heap-scrub.ts), and so shrank the young
+ *   generation: the next requests lived through young collections, and
+ *   most quiet spells needed the whole heap collected again. Blocks of 30
+ *   requests 400 ms apart (W1, E1, W2), two runs: with the young generation
+ *   at least 8 MiB, 2.7 to 3.2 ms of CPU once quiet, without 44 to 52 ms
+ *   (a full collection in most spells); the same CPU per request either
+ *   way. At least 16 MiB did no better, and held the server at 210 MiB
+ *   over the bench's 3,000 W2 requests (8 MiB: 171; none: 168).
  */
-const V8_FLAGS = ['--initial-old-space-size=64', '--no-memory-reducer', '--min-semi-space-size=16'];
+export const V8_FLAGS = ['--initial-old-space-size=64', '--no-memory-reducer', '--min-semi-space-size=8'];
 
 /** A flag's name: what comes before `=`. */
 const flagName = (flag: string) => flag.split('=')[0]!;

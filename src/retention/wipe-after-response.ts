@@ -84,7 +84,7 @@ export function wipeSocketReads(server: Server): void {
   setScrubs({
     inFlight: () => heap.requestsInFlight,
     quiet: () => {
-      // The scrub's writes go out before the collection holds the event loop (a full one takes about 30 ms).
+      // The scrub's writes go out before the collection holds the event loop (a full one takes 20 to 70 ms).
       scrubReadBuffers();
       heap.collect();
     },
