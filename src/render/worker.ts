@@ -17,7 +17,7 @@ import { Holdings } from '../retention/holdings.js';
 import { wipe } from '../retention/wipe.js';
 import { ENGINE_IDS, type EngineId } from '../typst-version.js';
 import type { TypstEngine } from './engine.js';
-import type { Collect } from '../retention/old-generation-clearing.js';
+import { type Collect, MEMORY_REDUCING_COLLECTION } from '../retention/old-generation-clearing.js';
 import { EvictionCost } from './eviction-cost.js';
 import { type Frame, FrameType, frameOnRead, readJob, writeResult } from './frames.js';
 import { JobRunner } from './job-run.js';
@@ -59,7 +59,7 @@ function forgetYoung(): void {
  */
 function forgetStrings(dropped?: TypstEngine): void {
   forgetYoung();
-  collect?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  collect?.(MEMORY_REDUCING_COLLECTION);
   if (dropped) setImmediate(() => dropped.prepare());
 }
 

@@ -34,10 +34,7 @@ import type { IncomingMessage } from 'node:http';
 import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { type Collect, OLD_GENERATION_CLEARING_FLAG, ZEROES_UNUSED_MEMORY } from './old-generation-clearing.js';
-
-/** A collection of the whole heap that reduces memory: the one that clears the old generation. */
-const FULL = { type: 'major', execution: 'sync', flavor: 'last-resort' } as const;
+import { type Collect, MEMORY_REDUCING_COLLECTION, OLD_GENERATION_CLEARING_FLAG, ZEROES_UNUSED_MEMORY } from './old-generation-clearing.js';
 
 export class HeapScrub {
   private readonly gc: Collect;
@@ -85,15 +82,13 @@ export class HeapScrub {
     this.gc({ type: 'minor' });
     if (!this.oldMayHoldRequests) return;
     this.oldMayHoldRequests = false;
-    if (ZEROES_UNUSED_MEMORY) {
-      this.gc(FULL);
-      return;
-    }
-    setFlagsFromString(OLD_GENERATION_CLEARING_FLAG);
+    // V8 13's flag is set once (constructor); older V8's compaction only for this collection.
+    const compactNow = !ZEROES_UNUSED_MEMORY;
+    if (compactNow) setFlagsFromString(OLD_GENERATION_CLEARING_FLAG);
     try {
-      this.gc(FULL);
+      this.gc(MEMORY_REDUCING_COLLECTION);
     } finally {
-      setFlagsFromString(OLD_GENERATION_CLEARING_FLAG.replace('--', '--no-'));
+      if (compactNow) setFlagsFromString(OLD_GENERATION_CLEARING_FLAG.replace('--', '--no-'));
     }
   }
 }

@@ -12,7 +12,10 @@
  */
 
 /** V8's collector, as `--expose-gc` gives it. */
-export type Collect = (options: { type: 'minor' } | { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+export type Collect = (options: { type: 'minor' } | typeof MEMORY_REDUCING_COLLECTION) => void;
+
+/** A collection of the whole heap that reduces memory: the one these flags make clear the old generation. */
+export const MEMORY_REDUCING_COLLECTION = { type: 'major', execution: 'sync', flavor: 'last-resort' } as const;
 
 /** V8 13 and later (Node 24) have `--zero-unused-memory`; older V8 (Node 22, and 23's 12.9) does not. */
 export const ZEROES_UNUSED_MEMORY = Number(process.versions.v8.split('.')[0]) >= 13;
