@@ -230,15 +230,57 @@ class FrameError extends Error {
 }
 
 /**
+ * One buffer lent to one frame at a time and kept from one frame to the
+ * next, for frames from `fromBytes` to `toBytes` long: each such frame
+ * would otherwise cost an allocation, its page faults and its fill when
+ * freed (retention/freed-memory-fill.ts), and, in the server, V8 counts
+ * the memory of each buffer it frees late and collects the whole heap for
+ * it. The receiver wipes the frame and gives it back (`giveBack`); a frame
+ * that comes while the buffer is lent, or of another size, gets a buffer of
+ * its own. The buffer stays resident, holding zeros, at the size of the
+ * largest such frame so far.
+ */
+class KeptFrameBuffer {
+  private kept: Buffer | undefined;
+  private lent = false;
+
+  constructor(
+    private readonly fromBytes: number,
+    private readonly toBytes: number,
+  ) {}
+
+  take(size: number): Buffer {
+    if (size < this.fromBytes || size > this.toBytes || this.lent) return ownedBuffer(size);
+    if (!this.kept || this.kept.length < size) this.kept = ownedBuffer(size);
+    this.lent = true;
+    return this.kept.subarray(0, size);
+  }
+
+  /** Takes the buffer back if `frame` was read into it; the receiver has wiped it. */
+  giveBack(frame: Frame): void {
+    if (this.kept && frame.bytes.buffer === this.kept.buffer) this.lent = false;
+  }
+}
+
+/**
+ * Results up to this size are read into the buffer the pipe keeps (the
+ * server keeps one per worker, at most this much, holding zeros between
+ * results): a 53-page report is about 200 KB, a one-page PDF 30 to 60 KB.
+ */
+const KEPT_RESULT_BYTES = 4 * 1024 * 1024;
+
+/**
  * Collects frames from 'data' chunks (the server's side of the pipe).
  * Each chunk is copied into the frame's own buffer and then zero-filled,
- * so the only copy left is the one the receiver owns and wipes.
+ * so the only copy left is the one the receiver owns, wipes and gives back
+ * (`giveBack`).
  */
 export class FrameReader {
   private readonly length = Buffer.alloc(LENGTH_BYTES);
   private lengthFilled = 0;
   private frame: Buffer | undefined;
   private filled = 0;
+  private readonly buffers = new KeptFrameBuffer(0, KEPT_RESULT_BYTES);
 
   constructor(private readonly onFrame: (frame: Frame) => void) {}
 
@@ -253,7 +295,7 @@ export class FrameReader {
         if (this.lengthFilled < LENGTH_BYTES) break;
         const size = this.length.readUInt32LE(0);
         if (size < TAG_BYTES || size > MAX_FRAME_BYTES) throw new FrameError(`frame of ${size} bytes`);
-        this.frame = ownedBuffer(size);
+        this.frame = this.buffers.take(size);
         this.filled = 0;
         this.lengthFilled = 0;
       }
@@ -268,6 +310,11 @@ export class FrameReader {
       }
     }
     wipe(chunk);
+  }
+
+  /** Takes back a frame's buffer once its receiver has wiped it. */
+  giveBack(frame: Frame): void {
+    this.buffers.giveBack(frame);
   }
 
   /** Drops a frame cut off by a closed pipe. */
@@ -287,13 +334,10 @@ const KEPT_FRAME_BYTES = 1024 * 1024;
  * no intermediate buffer ever holds request content.
  *
  * A large frame (a job with megabytes of data) is read into a buffer kept
- * from one large frame to the next, not a fresh one each time: a fresh
- * 9 MB buffer cost the worker its allocation, its page faults and its fill
- * when freed (retention/freed-memory-fill.ts), about 5 ms per job. The buffer is lent
- * to one frame at a time; its receiver wipes it and gives it back with
- * `giveBack` (a frame that comes while it is lent gets a buffer of its own).
- * It stays resident, holding zeros, at the size of the largest job so far
- * (at most a body's 10 MiB and its layout), which the memory cap counts.
+ * from one large frame to the next (KeptFrameBuffer): a fresh 9 MB buffer
+ * cost the worker about 5 ms per job. It stays resident at the size of the
+ * largest job so far (at most a body's 10 MiB and its layout), which the
+ * memory cap counts.
  */
 export function frameOnRead(onFrame: (frame: Frame) => void): {
   buffer: () => Uint8Array;
@@ -303,14 +347,7 @@ export function frameOnRead(onFrame: (frame: Frame) => void): {
   const length = Buffer.alloc(LENGTH_BYTES);
   let target: Buffer = length;
   let filled = 0;
-  let kept: Buffer | undefined;
-  let lent = false;
-  const frameBuffer = (size: number): Buffer => {
-    if (size < KEPT_FRAME_BYTES || lent) return ownedBuffer(size);
-    if (!kept || kept.length < size) kept = ownedBuffer(size);
-    lent = true;
-    return kept.subarray(0, size);
-  };
+  const buffers = new KeptFrameBuffer(KEPT_FRAME_BYTES, MAX_FRAME_BYTES);
   return {
     buffer: () => target.subarray(filled),
     callback(bytesRead: number): boolean {
@@ -319,7 +356,7 @@ export function frameOnRead(onFrame: (frame: Frame) => void): {
       if (target === length) {
         const size = length.readUInt32LE(0);
         if (size < TAG_BYTES || size > MAX_FRAME_BYTES) throw new FrameError(`frame of ${size} bytes`);
-        target = frameBuffer(size);
+        target = buffers.take(size);
       } else {
         const frame = target;
         target = length;
@@ -328,8 +365,6 @@ export function frameOnRead(onFrame: (frame: Frame) => void): {
       filled = 0;
       return true;
     },
-    giveBack(frame: Frame): void {
-      if (kept && frame.bytes.buffer === kept.buffer) lent = false;
-    },
+    giveBack: (frame: Frame) => buffers.giveBack(frame),
   };
 }

@@ -83,8 +83,9 @@ interface Running extends Queued {
 
 interface Slot {
   child: ChildProcess;
-  /** The worker's frame pipe. */
+  /** The worker's frame pipe, and what reads its frames. */
   pipe: Socket;
+  reader: FrameReader;
   /** A spare takes no job until it replaces a worker that ended. */
   role: 'worker' | 'spare';
   state: 'starting' | 'idle' | 'busy' | 'stopping';
@@ -108,6 +109,12 @@ interface Slot {
 }
 
 const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
+
+/** A frame no answer carries: wiped, and its buffer given back to the worker's reader. */
+function dropFrame(slot: Slot, frame: Frame): void {
+  wipe(frame.bytes);
+  slot.reader.giveBack(frame);
+}
 
 /**
  * Node flags of a worker (none of the server's own are passed on). Request
@@ -256,9 +263,9 @@ export class RenderPool extends EventEmitter {
     sendOptions(child, this.options.engine);
     const pipe = child.stdio[3] as Socket;
     const watcher = child.pid === undefined ? undefined : new WorkerWatch(child.pid);
-    const slot: Slot = { child, pipe, role, state: 'starting', jobs: 0, watcher };
-    watchAllocationFailure(child.stderr!, () => (slot.allocationFailed = true));
     const reader = new FrameReader((frame) => this.onFrame(slot, frame));
+    const slot: Slot = { child, pipe, reader, role, state: 'starting', jobs: 0, watcher };
+    watchAllocationFailure(child.stderr!, () => (slot.allocationFailed = true));
     pipe.on('data', (chunk: Buffer) => {
       try {
         reader.push(chunk);
@@ -312,7 +319,7 @@ export class RenderPool extends EventEmitter {
       scrubAfterAnswer();
       return;
     }
-    wipe(frame.bytes);
+    dropFrame(slot, frame);
   }
 
   private onExit(slot: Slot): void {
@@ -433,13 +440,13 @@ export class RenderPool extends EventEmitter {
 
   private finish(slot: Slot, frame: Frame): void {
     const running = slot.running;
-    if (!running || running.id !== frame.id) return void wipe(frame.bytes);
+    if (!running || running.id !== frame.id) return void dropFrame(slot, frame);
     // Read first: a broken result is wiped and thrown, and the worker's end then fails the job (spawn's 'data' listener).
     let result: JobResult;
     try {
       result = readResult(frame);
     } catch (error) {
-      wipe(frame.bytes);
+      dropFrame(slot, frame);
       throw error;
     }
     slot.running = undefined;
@@ -447,7 +454,8 @@ export class RenderPool extends EventEmitter {
     slot.reportedBytes = result.residentBytes;
     clearTimeout(running.watch);
     release(running);
-    running.input.held.hold(frame.bytes);
+    // The response wipes the frame once sent or abandoned; only then may the next result be read into its buffer.
+    running.input.held.hold(frame.bytes, () => slot.reader.giveBack(frame));
     running.resolve(result);
     if (slot.replacementAsked || (this.options.workerMaxJobs > 0 && slot.jobs >= this.options.workerMaxJobs)) {
       this.kill(slot, 'recycle');
