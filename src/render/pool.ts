@@ -24,6 +24,7 @@ import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCras
 import type { FontFamilyInfo } from './fonts/types.js';
 import { type Frame, FrameReader, FrameType, readResult, writeJob } from './frames.js';
 import { JobQueue, release, type Waiting } from './job-queue.js';
+import { workerLaunch } from './parent-death.js';
 import { WorkerWatch, watchAllocationFailure } from './worker-watch.js';
 import type { JobResult } from './job.js';
 import type { Holdings } from '../retention/holdings.js';
@@ -253,9 +254,11 @@ export class RenderPool extends EventEmitter {
 
   private spawn(role: Slot['role']): Promise<void> {
     const spawnedAt = performance.now();
-    const child = fork(this.options.workerScript ?? DEFAULT_WORKER, [], {
+    const launch = workerLaunch();
+    const child = fork(this.options.workerScript ?? DEFAULT_WORKER, launch.args, {
       env: this.options.env,
-      execArgv: WORKER_NODE_FLAGS,
+      execPath: launch.execPath,
+      execArgv: [...launch.prefix, ...WORKER_NODE_FLAGS],
       // fd 3: the frame pipe. Rust and Node diagnostics can quote template content: never let them
       // reach the server's output; stderr is read only to notice a failed allocation (worker-watch.ts).
       stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'ipc'],

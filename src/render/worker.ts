@@ -10,7 +10,6 @@
  * nothing of a job, and wipes every buffer of a job once it is sent.
  */
 import { Socket, type SocketConstructorOpts } from 'node:net';
-import { Worker } from 'node:worker_threads';
 import { loadRules } from '../finish/business-rules.js';
 import { loadSchemas, schemasLoaded } from '../finish/xml-schema.js';
 import { Holdings } from '../retention/holdings.js';
@@ -21,6 +20,7 @@ import { type Collect, MEMORY_REDUCING_COLLECTION } from '../retention/old-gener
 import { EvictionCost } from './eviction-cost.js';
 import { type Frame, FrameType, frameOnRead, readJob, writeResult } from './frames.js';
 import { JobRunner } from './job-run.js';
+import { exitWithParent } from './parent-death.js';
 import { WorkerWatch } from './worker-watch.js';
 import { receiveOptions, type WorkerMessage } from './worker-messages.js';
 
@@ -71,22 +71,6 @@ function cpuMsSince(since?: NodeJS.CpuUsage): number {
 
 function send(message: WorkerMessage): void {
   process.send?.(message);
-}
-
-/**
- * If the server dies without ending this process (SIGKILL), the IPC channel
- * closes; but a compile in native code blocks the event loop and would never
- * see it. A small thread watches for the parent to change and ends the process.
- */
-function exitWithParent(): void {
-  const parent = process.ppid;
-  const watchdog = new Worker(
-    `const { workerData } = require('node:worker_threads');
-     setInterval(() => { if (process.ppid !== workerData) process.kill(process.pid, 'SIGKILL'); }, 250);`,
-    { eval: true, workerData: parent },
-  );
-  watchdog.unref();
-  process.on('disconnect', () => process.exit(0));
 }
 
 /**
