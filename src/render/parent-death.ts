@@ -7,7 +7,7 @@
  * it, the worker is started with the kernel's parent-death signal set to
  * SIGKILL: the kernel ends it with its server, and nothing in the worker
  * runs for it. Elsewhere the worker watches its parent from a thread of its
- * own (`watchParent`): a second V8 isolate, about 55 ms of CPU at each
+ * own (`exitWithParent`): a second V8 isolate, about 55 ms of CPU at each
  * worker's start on a 2-core VM (a third of the start) and a wake every
  * 250 ms. The worker is told which by an argument (KILLED_WITH_PARENT).
  *
