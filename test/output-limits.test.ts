@@ -4,6 +4,8 @@
  * (new compiles get 503 past MAX_PENDING_ANSWERS_MB), a client that takes
  * nothing is cut off after READER_STALL_TIMEOUT_MS, and what is cut off is
  * wiped: server memory comes back, and the PDF's title is nowhere in it.
+ * Answers for clients that left while they were made count nothing toward
+ * that bound.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -15,7 +17,7 @@ import { NO_RATE_LIMIT } from './support/hostile.js';
 import { encodings, scanMemory } from './support/memory-scan.js';
 import { delta, scrape } from './support/metrics.js';
 import { head, open } from './support/raw-http.js';
-import { generate, startService, type Service } from './support/service.js';
+import { generate, readiness, startService, type Service } from './support/service.js';
 
 /** A template of `pages` pages with `title` in the PDF's metadata (about 300 bytes a page). */
 const manyPages = (pages: number, title: string) => ({
@@ -131,5 +133,34 @@ describe('answers nobody reads', () => {
     await sleep(300);
     const hits = scanMemory(pid, encodings(title));
     assert.equal(hits.length, 0, 'the answers cut off were wiped');
+  });
+});
+
+describe('answers for clients that left', () => {
+  let service: Service;
+  before(async () => {
+    service = await startService({ ...NO_RATE_LIMIT, WORKERS: '1' });
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  it('counts nothing for clients that left while their answer was made', async () => {
+    const metrics = `${service.url}/metrics`;
+    const pending = async () => (await scrape(metrics)).samples.get('typst_pdf_pending_answer_bytes');
+    // A result of about 1 MB first: the buffer the server keeps for the worker's results is that large.
+    const warm = await generate(service, manyPages(3000, 'warm'));
+    assert.equal(warm.status, 200);
+    await warm.arrayBuffer();
+    for (let i = 0; i < 3; i++) {
+      const abort = new AbortController();
+      const gone = generate(service, manyPages(3000, `gone${i}`), { signal: abort.signal }).catch((error: Error) => error);
+      while ((await readiness(service)).busy === 0) await sleep(10);
+      abort.abort();
+      assert.ok((await gone) instanceof Error);
+      while ((await readiness(service)).busy !== 0) await sleep(20);
+    }
+    await sleep(100);
+    assert.equal(await pending(), 0, 'no answer is held');
   });
 });

@@ -54,11 +54,18 @@ export class AnswerLimits extends EventEmitter<{ stalled: [requestId: string] }>
   }
 
   /**
-   * Sends `pdf` as the answer, counting `heldBytes` (the buffer it is a
-   * view of) until the response is done, and cutting off a reader that
-   * stalls.
+   * Sends `pdf` as the answer, counting its bytes until the response is
+   * done, and cutting off a reader that stalls. A response already closed
+   * (its client left while the answer was made) is counted not at all: its
+   * 'close' has come and gone.
    */
-  send(request: FastifyRequest, reply: FastifyReply, pdf: Buffer, heldBytes: number): FastifyReply {
+  send(request: FastifyRequest, reply: FastifyReply, pdf: Buffer): FastifyReply {
+    if (!reply.raw.closed) this.holdUntilClosed(request, reply, pdf.length);
+    if (pdf.length <= SLICE_BYTES) return reply.send(pdf);
+    return reply.send(Readable.from(slices(pdf), { objectMode: false }));
+  }
+
+  private holdUntilClosed(request: FastifyRequest, reply: FastifyReply, heldBytes: number): void {
     this.held += heldBytes;
     const socket = request.raw.socket;
     const onStall = () => {
@@ -74,8 +81,6 @@ export class AnswerLimits extends EventEmitter<{ stalled: [requestId: string] }>
       this.held -= heldBytes;
       socket.off('timeout', onStall);
     });
-    if (pdf.length <= SLICE_BYTES) return reply.send(pdf);
-    return reply.send(Readable.from(slices(pdf), { objectMode: false }));
   }
 }
 

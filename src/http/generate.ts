@@ -5,7 +5,7 @@
  * handler. Every buffer of the request and of the answer is wiped once
  * the response is sent.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EINVOICE_PROFILES } from '../api-values.js';
 import { giveBack } from '../retention/body-pool.js';
 import type { Holdings } from '../retention/holdings.js';
@@ -193,28 +193,24 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
   const { crashes, defaultEngine, signer } = parts;
   app.decorateRequest('compileMs', undefined);
   app.decorateRequest('outputRefused', undefined);
-  app.post<{ Body: Job | Error }>('/v1/pdf/generate', { onRequest: [crashes.refuse, requireJsonWithinLimit] }, async (request, reply) => {
+  const answer = async (request: FastifyRequest<{ Body: Job | Error }>, reply: FastifyReply): Promise<FastifyReply> => {
     // A body refused by the check, for its size or for room, comes as its answer (http/json-body.ts).
     if (request.body instanceof Error) throw request.body;
     const job = request.body;
     const { body: bytes } = job;
     // The body is wiped when the response is done or abandoned; a pool buffer (retention/body-pool.ts) goes back
-    // once the job has settled too: only then has the pipe to the worker stopped reading from it.
-    // A client that leaves while its job waits frees its place in the queue ('close' also ends a finished response).
-    // One listener for both: a large PDF's stream adds its own, and Node warns past ten.
-    reply.holdings.hold(bytes);
-    let settled: Promise<unknown> = Promise.resolve();
+    // once this handler has ended too (usedUntil, below): only then have the pipe to the worker and the signer
+    // stopped reading from it. A client that leaves while its job waits frees its place in the queue
+    // ('close' also ends a finished response).
+    reply.holdings.hold(bytes, () => giveBack(bytes));
     const abort = new AbortController();
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) abort.abort();
-      const giveBackBuffer = () => giveBack(bytes);
-      settled.then(giveBackBuffer, giveBackBuffer);
     });
     // A body whose `data` was located, not read, is refused after its compile, with its exact layout (below).
     if (job.layout.signature && !signer && !job.layout.dataUnchecked) throw new HttpError(400, MESSAGES.noSigningIdentity);
     if (answers.full()) throw new PoolUnavailableError('answers_pending');
     const rendering = renderer.render(job, reply.holdings, abort.signal);
-    settled = rendering;
     // A worker that died with the job (answered 500 by the error handler) counts toward the key's crash limit.
     rendering.catch((error: unknown) => error instanceof WorkerCrashError && crashes.count(request));
     let result: JobResult;
@@ -253,7 +249,14 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
       'content-length': String(pdf.length),
       'content-disposition': 'inline; filename="document.pdf"',
     });
-    // The worker's PDF holds the whole frame it is a view of (the frame is its ArrayBuffer).
-    return answers.send(request, reply, pdf, pdf === result.pdf ? result.pdf.buffer.byteLength : pdf.length);
+    return answers.send(request, reply, pdf);
+  };
+  app.post<{ Body: Job | Error }>('/v1/pdf/generate', { onRequest: [crashes.refuse, requireJsonWithinLimit] }, (request, reply) => {
+    // The body's pool buffer, and the worker's result, which lies in a buffer its reader lends to one answer at a
+    // time (render/frames.ts), go back once the response is done and this handler too: it may still be signing
+    // after its client has left. Registered before the handler runs, since its client may have left already.
+    let ended!: () => void;
+    reply.holdings.usedUntil(new Promise<void>((resolve) => (ended = resolve)));
+    return answer(request, reply).finally(ended);
   });
 }

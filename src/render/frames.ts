@@ -242,7 +242,8 @@ class FrameError extends Error {
  */
 class KeptFrameBuffer {
   private kept: Buffer | undefined;
-  private lent = false;
+  /** The view of `kept` lent now, if any. */
+  private lent: Buffer | undefined;
 
   constructor(
     private readonly fromBytes: number,
@@ -252,13 +253,13 @@ class KeptFrameBuffer {
   take(size: number): Buffer {
     if (size < this.fromBytes || size > this.toBytes || this.lent) return ownedBuffer(size);
     if (!this.kept || this.kept.length < size) this.kept = ownedBuffer(size);
-    this.lent = true;
-    return this.kept.subarray(0, size);
+    this.lent = this.kept.subarray(0, size);
+    return this.lent;
   }
 
-  /** Takes the buffer back if `frame` was read into it; the receiver has wiped it. */
+  /** Takes the buffer back if `frame` is the one it is lent to now; the receiver has wiped it. */
   giveBack(frame: Frame): void {
-    if (this.kept && frame.bytes.buffer === this.kept.buffer) this.lent = false;
+    if (frame.bytes === this.lent) this.lent = undefined;
   }
 }
 
