@@ -18,6 +18,7 @@ import { listenMetrics, ServiceMetrics } from './http/metrics.js';
 import { handleShutdownSignals } from './shutdown.js';
 import { RenderPool } from './render/pool.js';
 import { loadFontCatalog } from './render/fonts/catalog.js';
+import { workerLaunch } from './render/parent-death.js';
 import type { FontCatalog } from './render/fonts/types.js';
 import { createSandbox } from './render/sandbox.js';
 import { startReadBufferScrub } from './retention/read-buffer-scrub.js';
@@ -103,6 +104,9 @@ async function main(): Promise<void> {
     },
     env: sandbox.env,
   });
+  const launch = workerLaunch();
+  if (launch.args.length > 0) logger.info(launch.description);
+  else logger.warn(launch.description);
   pool.on('restart', ({ reason }) => logger.warn({ reason }, 'worker replaced'));
   pool.on('started', ({ seconds }) => logger.info({ ms: Math.round(seconds * 1000) }, 'worker started'));
   const answers = new AnswerLimits({

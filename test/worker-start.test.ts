@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,14 +69,15 @@ describe('worker start', () => {
     assert.ok(elapsed >= 9_900 && elapsed < 13_000, `ended after ${elapsed} ms`);
   });
 
-  for (const how of ['the kernel (setpriv)', 'its own thread (no setpriv on the PATH)'] as const) {
+  for (const how of ['the kernel (setpriv)', 'its own thread (no setpriv on the PATH)', 'its own thread (a setpriv that fails)'] as const) {
     it(`ends with its server killed mid-compile: ${how}`, async (t) => {
       let path = process.env.PATH ?? '';
       if (!how.startsWith('the kernel')) {
-        // A PATH of Node's directory and one with the server's prlimit alone: no setpriv.
+        // A PATH of Node's directory and one with the server's prlimit, and a setpriv that fails or none.
         const bin = mkdtempSync(join(tmpdir(), 'typst-pdf-path-'));
         t.after(() => rmSync(bin, { recursive: true, force: true }));
         symlinkSync(execFileSync('sh', ['-c', 'command -v prlimit'], { encoding: 'utf8' }).trim(), join(bin, 'prlimit'));
+        if (how.includes('fails')) writeFileSync(join(bin, 'setpriv'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
         path = `${bin}${delimiter}${dirname(process.execPath)}`;
         assert.equal(existsSync(join(dirname(process.execPath), 'setpriv')), false);
       }

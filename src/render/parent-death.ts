@@ -6,8 +6,9 @@
  * Where `setpriv` (util-linux, in every Debian and in the image) can set
  * it, the worker is started with the kernel's parent-death signal set to
  * SIGKILL: the kernel ends it with its server, and nothing in the worker
- * runs for it. Elsewhere the worker watches its parent from a thread of its
- * own (`exitWithParent`): a second V8 isolate, about 55 ms of CPU at each
+ * runs for it. Elsewhere, and in a worker started setuid or with file
+ * capabilities (the kernel clears the signal then), the worker watches its
+ * parent from a thread of its own (`exitWithParent`): a second V8 isolate, about 55 ms of CPU at each
  * worker's start on a 2-core VM (a third of the start) and a wake every
  * 250 ms. The worker is told which by an argument (KILLED_WITH_PARENT).
  *
@@ -15,8 +16,8 @@
  * channel is already closed: it ends at its start ('disconnect').
  */
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { delimiter, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 /** The worker's argument when the kernel ends it with its server. */
@@ -29,12 +30,14 @@ export interface WorkerLaunch {
   prefix: string[];
   /** Arguments after the worker's script. */
   args: string[];
+  /** How workers end with the server, for the log at start. */
+  description: string;
 }
 
 function onPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
-    const path = join(dir, name);
+    const path = resolve(dir, name);
     try {
       accessSync(path, constants.X_OK);
       return path;
@@ -45,14 +48,18 @@ function onPath(name: string): string | undefined {
   return undefined;
 }
 
-/** setpriv, if it is on the PATH and knows `--pdeathsig` (util-linux 2.33 and later). */
+/**
+ * setpriv, if it is on the PATH and sets the signal: tried once on itself
+ * (`--version`), so that one too old to know `--pdeathsig` (util-linux
+ * before 2.33), or a system that refuses the call, leaves the thread in place
+ * rather than workers that cannot start.
+ */
 function setpriv(): string | undefined {
   const path = onPath('setpriv');
   if (!path) return undefined;
   try {
-    return execFileSync(path, ['--help'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes('--pdeathsig')
-      ? path
-      : undefined;
+    execFileSync(path, ['--pdeathsig', 'KILL', '--', path, '--version'], { stdio: 'ignore', timeout: 5000 });
+    return path;
   } catch {
     return undefined;
   }
@@ -65,19 +72,45 @@ export function workerLaunch(): WorkerLaunch {
   if (!launch) {
     const path = setpriv();
     launch = path
-      ? { execPath: path, prefix: ['--pdeathsig', 'KILL', '--', process.execPath], args: [KILLED_WITH_PARENT] }
-      : { execPath: process.execPath, prefix: [], args: [] };
+      ? {
+          execPath: path,
+          prefix: ['--pdeathsig', 'KILL', '--', process.execPath],
+          args: [KILLED_WITH_PARENT],
+          description: 'workers end with the server: started by setpriv with the parent-death signal',
+        }
+      : {
+          execPath: process.execPath,
+          prefix: [],
+          args: [],
+          description:
+            'workers end with the server by a thread of their own that watches it (setpriv from util-linux 2.33 or later would spare each one about 12 MiB)',
+        };
   }
   return launch;
 }
 
+/** AT_SECURE in the process's auxiliary vector (its type is 23): a setuid or file-capability start, for which the kernel clears the parent-death signal. */
+function secureExec(): boolean {
+  try {
+    const auxv = readFileSync('/proc/self/auxv');
+    for (let at = 0; at + 16 <= auxv.length; at += 16) {
+      if (auxv.readBigUInt64LE(at) === 23n) return auxv.readBigUInt64LE(at + 8) !== 0n;
+    }
+  } catch {
+    /* no /proc: as if secure */
+    return true;
+  }
+  return false;
+}
+
 /**
- * In the worker: unless the kernel ends it with its server (KILLED_WITH_PARENT),
- * a small thread checks every 250 ms that its parent is the same and ends
- * the process if not. Either way the worker ends when its IPC channel closes.
+ * In the worker: unless the kernel ends it with its server (KILLED_WITH_PARENT,
+ * and not a secure start, which clears the signal), a small thread checks every
+ * 250 ms that its parent is the same and ends the process if not. Either way
+ * the worker ends when its IPC channel closes.
  */
 export function exitWithParent(): void {
-  if (!process.argv.includes(KILLED_WITH_PARENT)) {
+  if (!process.argv.includes(KILLED_WITH_PARENT) || secureExec()) {
     const watchdog = new Worker(
       `const { workerData } = require('node:worker_threads');
        setInterval(() => { if (process.ppid !== workerData) process.kill(process.pid, 'SIGKILL'); }, 250);`,
