@@ -414,6 +414,9 @@ describe('Redis outage', () => {
       assert.deepEqual(spent, [400, 400, 400, 400, 400, 429]);
 
       await redis.stop();
+      // Both have seen Redis go (its connection's close): else one may still call Redis up once it is back
+      // without having given it its counts, and that is the test's race, not the service's.
+      await Promise.all([waitShared(c, false), waitShared(d, false)]);
       await redis.start();
       await Promise.all([waitShared(c, true), waitShared(d, true)]);
       const onD = await generate(d, NOT_COMPILED, { key });
