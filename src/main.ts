@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     env: sandbox.env,
   });
   const launch = workerLaunch();
-  if (launch.args.length > 0) logger.info(launch.description);
+  if (launch.byKernel) logger.info(launch.description);
   else logger.warn(launch.description);
   pool.on('restart', ({ reason }) => logger.warn({ reason }, 'worker replaced'));
   pool.on('started', ({ seconds }) => logger.info({ ms: Math.round(seconds * 1000) }, 'worker started'));

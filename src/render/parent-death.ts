@@ -30,6 +30,8 @@ export interface WorkerLaunch {
   prefix: string[];
   /** Arguments after the worker's script. */
   args: string[];
+  /** Whether the kernel ends workers with the server (else each one's thread does). */
+  byKernel: boolean;
   /** How workers end with the server, for the log at start. */
   description: string;
 }
@@ -76,12 +78,14 @@ export function workerLaunch(): WorkerLaunch {
           execPath: path,
           prefix: ['--pdeathsig', 'KILL', '--', process.execPath],
           args: [KILLED_WITH_PARENT],
+          byKernel: true,
           description: 'workers end with the server: started by setpriv with the parent-death signal',
         }
       : {
           execPath: process.execPath,
           prefix: [],
           args: [],
+          byKernel: false,
           description:
             'workers end with the server by a thread of their own that watches it (setpriv from util-linux 2.33 or later would spare each one about 12 MiB)',
         };
