@@ -96,6 +96,8 @@ interface RoundFigures {
   floorMs: number;
   /** CPU ms of one floor compile (user + system). */
   floorCpuMs: number;
+  /** The same with the workers' malloc settings (freed memory filled). */
+  filledFloorCpuMs: number;
   floorRuns: number;
   /** CPU ms the server process spent per request at c=1, from a block's first request to its last answer. */
   serverCpuMs: number;
@@ -119,9 +121,15 @@ interface RoundFigures {
 const log = (message: string) => process.stderr.write(`${message}\n`);
 const loadavg = () => os.loadavg().map((x) => Number(x.toFixed(2)));
 
+/** The floor processes of one workload: the bare binding, and the same with the workers' malloc settings. */
+interface Floors {
+  bare: FloorProcess;
+  filled: FloorProcess;
+}
+
 async function measureRound(
   service: BenchService,
-  floors: Map<string, FloorProcess>,
+  floors: Map<string, Floors>,
   list: Workload[],
   floorEstimate: Map<string, number>,
   s: Settings,
@@ -133,11 +141,13 @@ async function measureRound(
     const floor = floors.get(workload.id)!;
     const estimate = floorEstimate.get(workload.id)!;
     const perBlock = Math.round(clamp((s.blockSeconds * 1000) / estimate, 1, 100));
-    // Every worker compiles this workload once before anything is timed; so does the floor process.
+    // Every worker compiles this workload once before anything is timed; so do the floor processes.
     await sendLoad({ url: service.url, body: workload.body, connections: cores, requests: cores });
-    await floor.measure(workload.id, 1);
+    await floor.bare.measure(workload.id, 1);
+    await floor.filled.measure(workload.id, 1);
     const floorSamples: number[] = [];
     const floorCpu: number[] = [];
+    const filledFloorCpu: number[] = [];
     const latencies: number[] = [];
     let failures = 0;
     let serverCpu = 0;
@@ -145,9 +155,16 @@ async function measureRound(
     const quietScrubCpu: number[] = [];
     const serverPid = service.process.pid!;
     for (let b = 0; b < s.blocks; b++) {
-      const answer = await floor.measure(workload.id, perBlock);
+      // The bare and the filled floor take turns going first, so that neither always follows the service's block.
+      const [first, second] = b % 2 === 0 ? [floor.bare, floor.filled] : [floor.filled, floor.bare];
+      const answers = new Map([
+        [first, await first.measure(workload.id, perBlock)],
+        [second, await second.measure(workload.id, perBlock)],
+      ]);
+      const answer = answers.get(floor.bare)!;
       floorSamples.push(...answer.samples);
       floorCpu.push(...answer.cpuSamples);
+      filledFloorCpu.push(...answers.get(floor.filled)!.cpuSamples);
       const cpuBefore = processCpuMs(serverPid);
       // Read at the block's last answer: autocannon reports the end some 0.7 s later, by which time the
       // server has gone quiet and scrubbed (a collection and the read buffers), which is counted on its own.
@@ -181,6 +198,7 @@ async function measureRound(
     const round: RoundFigures = {
       floorMs: median(floorSamples),
       floorCpuMs: median(floorCpu),
+      filledFloorCpuMs: median(filledFloorCpu),
       floorRuns: floorSamples.length,
       serverCpuMs: serverCpu / (s.blocks * perBlock),
       quietScrubCpuMs: median(quietScrubCpu),
@@ -284,9 +302,10 @@ async function main(): Promise<void> {
   // A floor process per workload: a process that has compiled 9 MB of data (W4) compiles small
   // documents after it about a third slower, which would make the floor of the next workload
   // depend on the order of the list.
-  const floors = new Map<string, FloorProcess>();
   // The floor is the engine's own speed: the bare binding, with none of the workers' malloc settings.
-  for (const w of list) floors.set(w.id, await FloorProcess.start({ bare: true }));
+  // What those settings (freed memory filled) cost the engine is a second floor process, measured in the same blocks.
+  const floors = new Map<string, Floors>();
+  for (const w of list) floors.set(w.id, { bare: await FloorProcess.start({ bare: true }), filled: await FloorProcess.start() });
   const floorEstimate = new Map<string, number>();
   const pages = new Map<string, { pages: number; pdfBytes: number }>();
   const service = await startBenchService(cores);
@@ -295,7 +314,7 @@ async function main(): Promise<void> {
   try {
     // A short first pass sizes every later measurement to about the same time per workload.
     for (const w of list) {
-      const answer = await floors.get(w.id)!.measure(w.id, 2);
+      const answer = await floors.get(w.id)!.bare.measure(w.id, 2);
       floorEstimate.set(w.id, median(answer.samples));
       pages.set(w.id, { pages: answer.pages, pdfBytes: answer.pdfBytes });
     }
@@ -306,20 +325,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await service.stop();
-    await Promise.all([...floors.values()].map((floor) => floor.stop()));
-  }
-
-  // What the workers' malloc settings (freed memory filled) cost the engine: the floor once more, with them.
-  const filledFloorCpu = new Map<string, number>();
-  for (const w of list) {
-    const filled = await FloorProcess.start();
-    try {
-      await filled.measure(w.id, 1);
-      const runs = Math.round(clamp((s.blocks * s.blockSeconds * 1000) / floorEstimate.get(w.id)!, 3, 300));
-      filledFloorCpu.set(w.id, median((await filled.measure(w.id, runs)).cpuSamples));
-    } finally {
-      await filled.stop();
-    }
+    await Promise.all([...floors.values()].flatMap((floor) => [floor.bare.stop(), floor.filled.stop()]));
   }
 
   // Memory on each engine: the 200-row report, on a fresh service each.
@@ -364,7 +370,7 @@ async function main(): Promise<void> {
       idealRps,
       rpsOverIdeal: rps / idealRps,
       floorCpuMs,
-      filledFloorCpuMs: filledFloorCpu.get(w.id)!,
+      filledFloorCpuMs: pick('filledFloorCpuMs'),
       serverCpuMs: pick('serverCpuMs'),
       quietScrubCpuMs: pick('quietScrubCpuMs'),
       serviceCpuMs,
@@ -522,7 +528,7 @@ async function main(): Promise<void> {
     `The workers' CPU includes the start of each worker replaced during the c=${connections} run (after WORKER_MAX_JOBS jobs, by default).`,
     '',
     'The floor runs with no malloc settings. "With the fill": the same compiles in a process with the workers\' malloc settings',
-    `(freed memory filled, here by ${freedMemoryFill().description.replace(/^freed memory is filled by /, '')}), measured once after the rounds.`,
+    `(freed memory filled, here by ${freedMemoryFill().description.replace(/^freed memory is filled by /, '')}), a process of its own per workload, measured in the same blocks as the floor (the two take turns going first).`,
     '',
     ...memories.flatMap((memory) => [
       `Memory (RSS of server + workers, ${memory.workload} at c=${memory.connections}, ${memory.rps.toFixed(1)} req/s, WORKER_MAX_JOBS as default):`,
