@@ -3,7 +3,7 @@
  *
  * Node hands the body over in chunks, each its own copy of bytes read from
  * the socket; every chunk is copied into the body buffer and zero-filled at
- * once, so the body buffer is the only copy, and whoever holds it wipes it
+ * once (and freed: wipeBodyChunk), so the body buffer is the only copy, and whoever holds it wipes it
  * when done (releaseBody: large bodies are in reused buffers, retention/body-pool.ts).
  * With a Content-Length the buffer is allocated once at that size; a
  * chunked body grows it (the old one wiped) and is refused as soon as it
@@ -19,7 +19,7 @@ import type { Readable } from 'node:stream';
 import { bodyBuffer, copyIntoBody, releaseBody } from '../retention/body-pool.js';
 import { discardBody } from '../retention/wipe-after-response.js';
 import { BodyRefusedError, type Room } from './pending-bodies.js';
-import { wipe } from '../retention/wipe.js';
+import { wipeBodyChunk } from '../retention/wipe.js';
 
 export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
@@ -72,12 +72,12 @@ export function receiveBody(stream: Readable, { declaredLength, limit, idleMs, r
       idle.refresh();
       if (received + chunk.length > body.length) {
         if (declaredLength !== undefined || received + chunk.length > limit) {
-          wipe(chunk);
+          wipeBodyChunk(chunk);
           return stop(declaredLength === undefined ? new BodyTooLargeError() : new BodyIncompleteError());
         }
         const size = Math.min(limit, Math.max(body.length * 2, received + chunk.length));
         if (!room.grow(size - body.length)) {
-          wipe(chunk);
+          wipeBodyChunk(chunk);
           return stop(new BodyRefusedError());
         }
         const grown = bodyBuffer(size);
@@ -87,7 +87,7 @@ export function receiveBody(stream: Readable, { declaredLength, limit, idleMs, r
       }
       copyIntoBody(chunk, body, received);
       received += chunk.length;
-      wipe(chunk);
+      wipeBodyChunk(chunk);
     };
     const onEnd = () => {
       if (settled) return;

@@ -19,15 +19,11 @@ import { freedMemoryFill, startedWithFill } from './freed-memory-fill.js';
  * V8 flags of the server, each unless the operator gave it on the command
  * line (NODE_OPTIONS cannot carry them):
  *
- * - `--initial-old-space-size=64`. Node's HTTP parser hands a body over as
- *   chunks that are each a new buffer (about 9 MB of them for a 9 MB body;
- *   they are wiped as received, see request/receive.ts). V8 counts that
- *   memory against the old generation's limit, which for the server's heap
- *   of about 15 MB it keeps near 20 MB: so nearly every large request
- *   started a full collection of the whole heap, 10 to 15 ms of CPU. With
- *   room for 64 MiB one comes every five or so large requests (W4 server
- *   CPU 27 -> 20 ms per request), and the server's resident memory levels
- *   off about 45 MiB higher.
+ * (No flag sizes the old generation: the chunks of a large body, each a
+ * buffer of its own, are freed as they are received (wipeBodyChunk), so V8 no
+ * longer counts them against it. With `--initial-old-space-size=64`,
+ * which that once needed, 9 MB bodies cost the server the same CPU, and
+ * it held 6 MiB more.)
  * - `--no-memory-reducer`. V8's memory reducer, seeing the allocation rate
  *   drop while the server waits on a compile, runs full collections and
  *   shrinks the young generation to its least (1 MiB): then a young
@@ -47,7 +43,7 @@ import { freedMemoryFill, startedWithFill } from './freed-memory-fill.js';
  *   way. At least 16 MiB did no better, and held the server at 210 MiB
  *   over the bench's 3,000 W2 requests (8 MiB: 171; none: 168).
  */
-export const V8_FLAGS = ['--initial-old-space-size=64', '--no-memory-reducer', '--min-semi-space-size=8'];
+export const V8_FLAGS = ['--no-memory-reducer', '--min-semi-space-size=8'];
 
 /** A flag's name: what comes before `=`. */
 const flagName = (flag: string) => flag.split('=')[0]!;

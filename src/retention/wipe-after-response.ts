@@ -15,7 +15,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
 import { Holdings } from './holdings.js';
-import { wipe } from './wipe.js';
+import { wipeBodyChunk } from './wipe.js';
 import { isParserScrub, scrubParserBufferOf, scrubReadBuffers } from './read-buffer-scrub.js';
 import { scrubAfterAnswer, setScrubs } from './scrub-timer.js';
 
@@ -46,7 +46,7 @@ function holdingsOf(response: ServerResponse): Holdings {
 
 /** Zero-fills every chunk still to come: for bodies that are answered without being read, or refused part-way (request/receive.ts). */
 export function discardBody(stream: Readable): void {
-  stream.on('data', (chunk: Buffer) => wipe(chunk));
+  stream.on('data', wipeBodyChunk);
   stream.resume();
 }
 
