@@ -2,9 +2,11 @@
  * Receives a request body into a buffer the service owns.
  *
  * Node hands the body over in chunks, each its own copy of bytes read from
- * the socket; every chunk is copied into the body buffer and zero-filled at
- * once (and freed: wipeBodyChunk), so the body buffer is the only copy, and whoever holds it wipes it
- * when done (releaseBody: large bodies are in reused buffers, retention/body-pool.ts).
+ * the socket; every chunk is copied into the body buffer, zero-filled and
+ * freed at once (wipeBodyChunk: this listener is the chunk's only reader),
+ * so the body buffer is the only copy, and whoever holds it wipes it when
+ * done (releaseBody: large bodies are in reused buffers,
+ * retention/body-pool.ts).
  * With a Content-Length the buffer is allocated once at that size; a
  * chunked body grows it (the old one wiped) and is refused as soon as it
  * passes the limit, without keeping what came.

@@ -44,7 +44,7 @@ function holdingsOf(response: ServerResponse): Holdings {
   return holdings;
 }
 
-/** Zero-fills every chunk still to come: for bodies that are answered without being read, or refused part-way (request/receive.ts). */
+/** Zero-fills and frees every chunk still to come, as the stream's only reader: for bodies that are answered without being read, or refused part-way (request/receive.ts). */
 export function discardBody(stream: Readable): void {
   stream.on('data', wipeBodyChunk);
   stream.resume();
