@@ -74,44 +74,55 @@ describe('EvictionCost', () => {
     return { evicting, clean };
   };
 
-  it('counts each walk above the least its engine has shown after a job, as many times as the timed one stands for and again for the compile it slows, until the price is paid', () => {
-    // The price: a start of 3 ms, a first e-invoice of 0.75 ms (the schemas loaded), and 30 jobs of 0.25 ms of which the first 25 count.
-    const cost = new EvictionCost(3);
-    cost.addJob('e-invoice', 0.75);
-    for (let i = 0; i < 30; i++) cost.addJob('0.11', 0.25);
+  it('counts each walk above the least its engine has shown after a job, as many times as the timed one stands for, and the compiles since the last one in proportion, until the price is paid', () => {
+    // The price: twice a start of 5 ms.
+    const cost = new EvictionCost(5);
     const a = engine();
     cost.record(a.evicting); // no clean-up yet: nothing measured
     a.clean(0.125);
     cost.record(a.evicting); // the least so far
-    // A walk 0.5 ms dearer: 1 ms with the compile it slows as much (values exact in binary, as are the sums below).
+    // A walk 0.5 ms dearer (values exact in binary, as are the sums below).
     a.clean(0.625);
     cost.record(a.evicting); // the lesser of this and the one before: nothing yet
+    for (let i = 0; i < 4; i++) cost.record(a.evicting); // 0.5 ms for each of two walks: 4 ms
     assert.equal(cost.replacementDue, false);
-    for (let i = 0; i < 4; i++) cost.record(a.evicting); // 1 ms more, for two walks each: 8 ms
+    // 20 ms of compiles since: 0.15 of their time per millisecond the walk grew, 1.5 ms more.
+    cost.addJob(a.evicting, 20);
+    cost.record(a.evicting); // 6.5 ms
+    cost.record(a.evicting); // 7.5 ms: the compiles counted once, up to the walk that followed them
+    cost.record(a.evicting); // 8.5 ms
     assert.equal(cost.replacementDue, false);
-    cost.record(a.evicting); // 10 ms: the price
+    cost.addJob(a.evicting, 20);
+    cost.record(a.evicting); // 11 ms: past the price
     assert.equal(cost.replacementDue, true);
   });
 
-  it('counts each long document among the first jobs at most 150 ms into the price, and short ones whole', () => {
-    const cost = new EvictionCost(0);
-    cost.addJob('0.11', 430); // a 53-page report
-    cost.addJob('0.11', 430);
-    cost.addJob('0.11', 10); // a page: the price is 310 ms
+  it("prices a new worker at twice this one's start, and counts a job's compile only against its own engine's walks", () => {
+    const cost = new EvictionCost(100); // a price of 200 ms
     const a = engine();
+    const b = engine();
     a.clean(0, 17);
-    cost.record(a.evicting); // the least
+    cost.record(a.evicting); // a's least
+    b.clean(0, 17);
+    cost.record(b.evicting); // b's least
     a.clean(0.5, 17);
     cost.record(a.evicting); // the lesser of this and the one before: nothing yet
-    // 0.5 ms more a walk, 1 ms with the compile, for 17 walks each (as the engines time them): 306 ms.
-    for (let i = 0; i < 18; i++) cost.record(a.evicting);
-    assert.equal(cost.replacementDue, false);
-    cost.record(a.evicting); // 323 ms
-    assert.equal(cost.replacementDue, true);
+    // A second of compiles on the engine whose walk did not grow: nothing for them.
+    cost.addJob(b.evicting, 1000);
+    cost.record(b.evicting);
+    // 0.5 ms more for 17 walks, and 0.15 x 0.5 of 200 ms of compiles on a: 23.5 ms each time.
+    for (let i = 0; i < 8; i++) {
+      cost.addJob(a.evicting, 200);
+      cost.record(a.evicting);
+    }
+    assert.equal(cost.replacementDue, false, '188 ms');
+    cost.addJob(a.evicting, 200);
+    cost.record(a.evicting);
+    assert.equal(cost.replacementDue, true, '211.5 ms');
   });
 
   it('does not take one slow eviction for a longer list, counts nothing below its least, and keeps engines apart', () => {
-    const cost = new EvictionCost(1);
+    const cost = new EvictionCost(0.25);
     const a = engine();
     const b = engine();
     // The first measure slow (a cold start), the rest faster: the least comes down, nothing is counted, nor taken off.
@@ -127,7 +138,7 @@ describe('EvictionCost', () => {
       cost.record(b.evicting);
     }
     assert.equal(cost.replacementDue, false);
-    // Then a longer list for good: 0.125 ms more a walk, 0.25 with the compile, for two walks each, twice: the price exactly.
+    // Then a longer list for good: 0.125 ms more a walk, for two walks each, twice: the price (twice the start) exactly.
     for (let i = 0; i < 3; i++) {
       a.clean(0.1328125);
       cost.record(a.evicting);
@@ -160,8 +171,8 @@ describe('a worker after a long report', () => {
     const res = await generate(service, LONG_REPORT);
     assert.equal(res.status, 200);
     await res.arrayBuffer();
-    // One more walk per page after the report (1.2 to 1.6 ms), counted twice with the slower compile, against some 400 ms for a
-    // new worker (its start, its first pages): replaced within about 150 pages.
+    // One more walk per page after the report (1.2 to 1.6 ms), and the slower compile of each page, against twice the worker's
+    // start (300 to 500 ms): replaced within about 150 pages.
     let pages = 0;
     while ((await recycled()) === 0 && pages < 600) await shortPage(pages++);
     assert.equal(await recycled(), 1, `not replaced after ${pages} short pages`);

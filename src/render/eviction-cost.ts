@@ -12,54 +12,53 @@
  * engine.ts). No call of either binding shortens the list; only a new
  * process starts with an empty one.
  *
- * Each engine times the walk of one clean-up in 16 (engine.ts, Eviction),
- * and the worker sums what the walks cost above the least each engine has
- * shown after a job, times the walks each timed one stands for (a new
- * worker's list grows with its first documents too), and times
- * COMPILE_SLOWDOWN_PER_WALK for the compiles, which the same history makes
- * slower by about as much. A timed walk counts at the lesser of its own
- * time and the one before it on the same engine, so that a worker
- * descheduled during one eviction is not taken for a longer list: the list
- * never shortens, so two timed walks in a row cost alike unless it grew
- * between them, and then the growth counts from the next one on.
+ * Each engine times the walk of one clean-up in 16 (engine.ts, Eviction).
+ * What a timed walk took above the least its engine has shown after a job
+ * is what the list's growth costs, counted:
+ *
+ * - once for each walk the timed one stands for (a new worker's list grows
+ *   with its first documents too);
+ * - and for the compiles since the engine's last timed walk, which the same
+ *   history makes slower in proportion to their own size:
+ *   COMPILE_SLOWDOWN_PER_WALK_MS of their CPU time per millisecond the walk
+ *   grew.
+ *
+ * A timed walk counts at the lesser of its own time and the one before it
+ * on the same engine, so that a worker descheduled during one eviction is
+ * not taken for a longer list: the list never shortens, so two timed walks
+ * in a row cost alike unless it grew between them, and then the growth
+ * counts from the next one on.
  *
  * Once the sum reaches the price of a new worker, the worker asks to be
  * replaced: the rule for renting skis (rent until the rent paid equals the
  * price), which, with the price right, pays at most twice what the best
- * choice in hindsight would have. The price is what this worker spent to
- * get going: its start, and its first PRICED_JOBS jobs of each kind
- * (engine, e-invoice or not) whole, the first e-invoice with the load of
- * the schemas. A new worker's first jobs are its dearest: its first 25
- * e-invoices cost it about 220 ms more than the next 25, most of it V8
- * compiling in the background. Counting those jobs whole, not just what
- * they cost over later ones, errs towards keeping the worker; but a job
- * counts at most PRICED_JOB_MAX_MS, so that a long document among them
- * does not price the worker at seconds.
+ * choice in hindsight would have. The price is PRICE_PER_START times what
+ * this worker's start cost it: a new worker pays its start, and its first
+ * documents run slower while V8 compiles the code they use.
  */
 import type { Eviction } from './engine.js';
 
-/** Jobs of each kind whose CPU counts into the price (see above). */
-const PRICED_JOBS = 25;
+/**
+ * How much slower a compile is after its engine's walk grew, per
+ * millisecond of growth, as a share of the compile's own CPU time.
+ * Measured in one process with the workers' malloc settings, CPU ms of a
+ * job after the history against before it: the 0.11 letter (about 10 ms)
+ * after 53-page reports, compile +1.0 to +1.7 for a walk 1.6 ms longer
+ * (0.06 to 0.11); the e-invoice (about 10 ms) after 200-row reports on
+ * 0.14, +0.5 to +0.7 for 0.28 ms (0.18 to 0.25); W4, 9 MB of data (about
+ * 49 ms), +8 to +9 in all after four 53-page reports, the walk 1.6 of it
+ * (0.09), and 13 to 16 ms a document more than on a fresh service in the
+ * bench's rounds at c=4.
+ */
+const COMPILE_SLOWDOWN_PER_WALK_MS = 0.15;
 
 /**
- * The most one job counts into the price. What makes a new worker's first
- * jobs dear (V8 compiling the code they run, the schemas loaded) does not
- * grow with a document's length: the dearest, a worker's first e-invoice,
- * took 66 to 104 ms of CPU in all, where a 53-page report takes 430 ms on
- * any worker.
+ * A new worker costs about twice its start: one worker, its first 25 jobs
+ * against its next 25, the 0.11 letter 321 and 317 ms of CPU, the 0.14
+ * letter 192 and 178, the Factur-X e-invoice 656 and 456, after a start of
+ * 200 ms (about 135 ms on a faster machine).
  */
-const PRICED_JOB_MAX_MS = 150;
-
-/**
- * What a job after a longer list pays, as a multiple of its walk's extra:
- * the walk itself, and as much again in a slower compile (comemo's tables
- * sized by the longest document, sparser to look up). One process, the
- * workers' malloc settings, CPU ms of a job after the history against
- * before it: the 0.11 letter after 53-page reports, compile +1.0 to +1.7,
- * clean-up +1.5; the e-invoice after 200-row reports on 0.14, compile +0.5
- * to +0.7, clean-up +0.4 to +0.5.
- */
-const COMPILE_SLOWDOWN_PER_WALK = 2;
+const PRICE_PER_START = 2;
 
 /** An engine, as far as its clean-ups' cost goes. */
 export interface Evicting {
@@ -69,25 +68,27 @@ export interface Evicting {
 export class EvictionCost {
   /** Per engine: the least walk seen after a job, and the last one. */
   private readonly walks = new Map<Evicting, { least: number; last: number }>();
+  /** Per engine: CPU time of its jobs since its last timed walk. */
+  private readonly cpuSinceWalk = new Map<Evicting, number>();
   private paidMs = 0;
-  /** Jobs counted into the price, by kind. */
-  private readonly pricedJobs = new Map<string, number>();
+  private readonly priceMs: number;
 
-  /** `priceMs`: what a new worker costs so far, the CPU time this one took to start. */
-  constructor(private priceMs: number) {}
-
-  /** After each job: its CPU time counts into the price (up to PRICED_JOB_MAX_MS) if it is one of the first PRICED_JOBS of its kind. */
-  addJob(kind: string, cpuMs: number): void {
-    const count = this.pricedJobs.get(kind) ?? 0;
-    if (count >= PRICED_JOBS) return;
-    this.pricedJobs.set(kind, count + 1);
-    this.priceMs += Math.min(cpuMs, PRICED_JOB_MAX_MS);
+  /** `startMs`: the CPU time this worker took to start. */
+  constructor(startMs: number) {
+    this.priceMs = startMs * PRICE_PER_START;
   }
 
-  /** After an engine's clean-up: counts its walks, if it timed one. */
+  /** After each job: its CPU time, on the engine it ran on. */
+  addJob(engine: Evicting, cpuMs: number): void {
+    this.cpuSinceWalk.set(engine, (this.cpuSinceWalk.get(engine) ?? 0) + cpuMs);
+  }
+
+  /** After an engine's clean-up: counts its walks, and the jobs since its last timed one, if it timed one. */
   record(engine: Evicting): void {
     const { walkMs, evictions } = engine.takeEviction();
     if (evictions === 0) return;
+    const cpuMs = this.cpuSinceWalk.get(engine) ?? 0;
+    this.cpuSinceWalk.set(engine, 0);
     const seen = this.walks.get(engine);
     if (!seen) {
       this.walks.set(engine, { least: walkMs, last: walkMs });
@@ -96,7 +97,7 @@ export class EvictionCost {
     const walk = Math.min(walkMs, seen.last);
     seen.last = walkMs;
     seen.least = Math.min(seen.least, walkMs);
-    this.paidMs += (walk - seen.least) * evictions * COMPILE_SLOWDOWN_PER_WALK;
+    this.paidMs += (walk - seen.least) * (evictions + COMPILE_SLOWDOWN_PER_WALK_MS * cpuMs);
   }
 
   /** Whether the extra walks, and the compiles they go with, have cost as much as a new worker would. */

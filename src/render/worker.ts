@@ -117,7 +117,7 @@ async function main(): Promise<void> {
     fail(`E-invoice business rules failed to load: ${startFailure(error)}`);
   }
 
-  // What a new worker would cost (eviction-cost.ts): this one's start (CPU, all threads), then its first jobs.
+  // What a new worker would cost (eviction-cost.ts) follows from this one's start (CPU, all threads).
   const evictionCost = new EvictionCost(cpuMsSince());
   let replacementAsked = false;
   const runner = new JobRunner(engines, options, evictionCost);
@@ -163,7 +163,7 @@ async function main(): Promise<void> {
     const dropped = runner.endJob();
     // Here and now: the result holds no strings (garbage 'none'), and the asset names died with the compile.
     if (job.layout.assets.length > 0 && garbage === 'none' && !dropped) forgetYoung();
-    evictionCost.addJob(job.layout.pdf?.einvoice ? 'e-invoice' : result.engine, cpuMsSince(received));
+    evictionCost.addJob(engines.get(result.engine)!, cpuMsSince(received));
     if (evictionCost.replacementDue && !replacementAsked) {
       replacementAsked = true;
       send({ type: 'replace' });
