@@ -310,7 +310,7 @@ export const SETTINGS: readonly Setting[] = [
     name: 'WORKER_MAX_JOBS',
     key: 'workerMaxJobs',
     meaning:
-      'A worker is replaced after this many compiles (0: never); sooner once the extra clean-up time a long document left, counted twice for the compiles it slows too, adds up to what a new worker costs',
+      'A worker is replaced after this many compiles (0: never); sooner once the extra clean-up time a long document left, and the slower compiles that go with it, add up to what a new worker costs',
     read: whole(1000, 0, 10_000_000),
   },
   {
