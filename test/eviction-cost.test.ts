@@ -87,18 +87,18 @@ describe('EvictionCost', () => {
     for (let i = 0; i < 4; i++) cost.record(a.evicting); // 0.5 ms for each of two walks: 4 ms
     assert.equal(cost.replacementDue, false);
     // 20 ms of compiles since: 0.15 of their time per millisecond the walk grew, 1.5 ms more.
-    cost.addJob(a.evicting, 20);
+    cost.addCompile(a.evicting, 20);
     cost.record(a.evicting); // 6.5 ms
     cost.record(a.evicting); // 7.5 ms: the compiles counted once, up to the walk that followed them
     cost.record(a.evicting); // 8.5 ms
     assert.equal(cost.replacementDue, false);
-    cost.addJob(a.evicting, 20);
+    cost.addCompile(a.evicting, 20);
     cost.record(a.evicting); // 11 ms: past the price
     assert.equal(cost.replacementDue, true);
   });
 
-  it("prices a new worker at twice this one's start, and counts a job's compile only against its own engine's walks", () => {
-    const cost = new EvictionCost(100); // a price of 200 ms
+  it("prices a new worker at twice this one's start, counts a compile up to 50 ms, and only against its own engine's walks", () => {
+    const cost = new EvictionCost(48); // a price of 96 ms
     const a = engine();
     const b = engine();
     a.clean(0, 17);
@@ -107,18 +107,19 @@ describe('EvictionCost', () => {
     cost.record(b.evicting); // b's least
     a.clean(0.5, 17);
     cost.record(a.evicting); // the lesser of this and the one before: nothing yet
-    // A second of compiles on the engine whose walk did not grow: nothing for them.
-    cost.addJob(b.evicting, 1000);
-    cost.record(b.evicting);
-    // 0.5 ms more for 17 walks, and 0.15 x 0.5 of 200 ms of compiles on a: 23.5 ms each time.
-    for (let i = 0; i < 8; i++) {
-      cost.addJob(a.evicting, 200);
+    // A compile on the other engine counts nothing for a's walks: 0.5 ms more for 17 walks, 8.5 ms.
+    cost.addCompile(b.evicting, 1000);
+    cost.record(a.evicting);
+    // A 200 ms compile counts as 50: 0.5 x (17 + 0.15 x 50), 12.25 ms each time.
+    for (let i = 0; i < 7; i++) {
+      cost.addCompile(a.evicting, 200);
       cost.record(a.evicting);
     }
-    assert.equal(cost.replacementDue, false, '188 ms');
-    cost.addJob(a.evicting, 200);
+    // 94.25 ms (98 had b's compile counted for a, 173 had the long compiles counted whole).
+    assert.equal(cost.replacementDue, false);
+    cost.addCompile(a.evicting, 200);
     cost.record(a.evicting);
-    assert.equal(cost.replacementDue, true, '211.5 ms');
+    assert.equal(cost.replacementDue, true, '106.5 ms');
   });
 
   it('does not take one slow eviction for a longer list, counts nothing below its least, and keeps engines apart', () => {

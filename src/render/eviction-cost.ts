@@ -18,10 +18,11 @@
  *
  * - once for each walk the timed one stands for (a new worker's list grows
  *   with its first documents too);
- * - and for the compiles since the engine's last timed walk, which the same
- *   history makes slower in proportion to their own size:
- *   COMPILE_SLOWDOWN_PER_WALK_MS of their CPU time per millisecond the walk
- *   grew.
+ * - and for the compiles on the engine since its last timed walk, the
+ *   one just before it included, which the same history makes slower in
+ *   proportion to their own size: COMPILE_SLOWDOWN_PER_WALK_MS of their
+ *   CPU time per millisecond the walk grew, each compile counted up to
+ *   COUNTED_COMPILE_MAX_MS.
  *
  * A timed walk counts at the lesser of its own time and the one before it
  * on the same engine, so that a worker descheduled during one eviction is
@@ -44,13 +45,21 @@ import type { Eviction } from './engine.js';
  * Measured in one process with the workers' malloc settings, CPU ms of a
  * job after the history against before it: the 0.11 letter (about 10 ms)
  * after 53-page reports, compile +1.0 to +1.7 for a walk 1.6 ms longer
- * (0.06 to 0.11); the e-invoice (about 10 ms) after 200-row reports on
+ * (0.06 to 0.10); the e-invoice (about 10 ms) after 200-row reports on
  * 0.14, +0.5 to +0.7 for 0.28 ms (0.18 to 0.25); W4, 9 MB of data (about
  * 49 ms), +8 to +9 in all after four 53-page reports, the walk 1.6 of it
  * (0.09), and 13 to 16 ms a document more than on a fresh service in the
  * bench's rounds at c=4.
  */
 const COMPILE_SLOWDOWN_PER_WALK_MS = 0.15;
+
+/**
+ * The most one compile counts for, in CPU ms: the slowdown was measured on
+ * compiles of 10 to 50 ms, and a longer one may be what grew the list (a
+ * new worker would grow it again). Without this, a stream of one long
+ * report for every letter would replace its workers every 16 to 32 jobs.
+ */
+const COUNTED_COMPILE_MAX_MS = 50;
 
 /**
  * A new worker costs about twice its start: one worker, its first 25 jobs
@@ -68,7 +77,7 @@ export interface Evicting {
 export class EvictionCost {
   /** Per engine: the least walk seen after a job, and the last one. */
   private readonly walks = new Map<Evicting, { least: number; last: number }>();
-  /** Per engine: CPU time of its jobs since its last timed walk. */
+  /** Per engine: CPU time of its compiles since its last timed walk, each up to COUNTED_COMPILE_MAX_MS. */
   private readonly cpuSinceWalk = new Map<Evicting, number>();
   private paidMs = 0;
   private readonly priceMs: number;
@@ -78,12 +87,12 @@ export class EvictionCost {
     this.priceMs = startMs * PRICE_PER_START;
   }
 
-  /** After each job: its CPU time, on the engine it ran on. */
-  addJob(engine: Evicting, cpuMs: number): void {
-    this.cpuSinceWalk.set(engine, (this.cpuSinceWalk.get(engine) ?? 0) + cpuMs);
+  /** After each compile, before its engine's clean-up: its CPU time. */
+  addCompile(engine: Evicting, cpuMs: number): void {
+    this.cpuSinceWalk.set(engine, (this.cpuSinceWalk.get(engine) ?? 0) + Math.min(cpuMs, COUNTED_COMPILE_MAX_MS));
   }
 
-  /** After an engine's clean-up: counts its walks, and the jobs since its last timed one, if it timed one. */
+  /** After an engine's clean-up: counts its walks, and the compiles since its last timed one, if it timed one. */
   record(engine: Evicting): void {
     const { walkMs, evictions } = engine.takeEviction();
     if (evictions === 0) return;

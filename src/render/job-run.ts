@@ -114,10 +114,16 @@ export class JobRunner {
     if (this.last && this.last !== this.engines.get(id)) this.clean(this.last);
     this.last = this.engines.get(id)!;
     const { pdf } = job.layout;
+    const started = process.cpuUsage();
     // An e-invoice is PDF/A-3b unless the request names another A-3 level (checked with the body).
-    return pdf?.einvoice && !pdf.standard
-      ? this.last.render({ body: job.body, layout: { ...job.layout, pdf: { ...pdf, standard: 'a-3b' } } })
-      : this.last.render(job);
+    const compiled =
+      pdf?.einvoice && !pdf.standard
+        ? this.last.render({ body: job.body, layout: { ...job.layout, pdf: { ...pdf, standard: 'a-3b' } } })
+        : this.last.render(job);
+    // The compile alone (not the finishing, nor a refusal), counted before its engine's clean-up: eviction-cost.ts.
+    const { user, system } = process.cpuUsage(started);
+    this.evictionCost.addCompile(this.last, (user + system) / 1000);
+    return compiled;
   }
 
   /** Whether the job compiles on Typst 0.14: its PDF is wiped at once. */

@@ -138,18 +138,16 @@ async function main(): Promise<void> {
       return;
     }
     // The job is read whole: a worker that dies from here on dies with it (the pool knows from the pipe, frames.ts).
-    // libxml2 (the e-invoices' XSD check) is loaded by the worker's first e-invoice, so other workers neither wait for nor hold it:
-    // its load is part of that job's CPU time (received), as it would be for a new worker.
-    const received = process.cpuUsage();
-    if (schemasLoaded() || !readJob(frame).layout.pdf?.einvoice) compile(frame, received);
+    // libxml2 (the e-invoices' XSD check) is loaded by the worker's first e-invoice, so other workers neither wait for nor hold it.
+    if (schemasLoaded() || !readJob(frame).layout.pdf?.einvoice) compile(frame);
     else
       loadSchemas().then(
-        () => compile(frame, received),
+        () => compile(frame),
         (error: unknown) => fail(`E-invoice checks failed to load: ${startFailure(error)}`),
       );
   }
 
-  function compile(frame: Frame, received: NodeJS.CpuUsage): void {
+  function compile(frame: Frame): void {
     const begun = performance.now();
     const job = readJob(frame);
     // The answer's bytes, wiped once the pipe has them.
@@ -163,7 +161,6 @@ async function main(): Promise<void> {
     const dropped = runner.endJob();
     // Here and now: the result holds no strings (garbage 'none'), and the asset names died with the compile.
     if (job.layout.assets.length > 0 && garbage === 'none' && !dropped) forgetYoung();
-    evictionCost.addJob(engines.get(result.engine)!, cpuMsSince(received));
     if (evictionCost.replacementDue && !replacementAsked) {
       replacementAsked = true;
       send({ type: 'replace' });
