@@ -97,8 +97,8 @@ describe('EvictionCost', () => {
     assert.equal(cost.replacementDue, true);
   });
 
-  it("prices a new worker at twice this one's start, counts a compile up to 50 ms, and only against its own engine's walks", () => {
-    const cost = new EvictionCost(48); // a price of 96 ms
+  it("prices a new worker at twice this one's start, and counts a compile only against its own engine's walks", () => {
+    const cost = new EvictionCost(100); // a price of 200 ms
     const a = engine();
     const b = engine();
     a.clean(0, 17);
@@ -110,16 +110,16 @@ describe('EvictionCost', () => {
     // A compile on the other engine counts nothing for a's walks: 0.5 ms more for 17 walks, 8.5 ms.
     cost.addCompile(b.evicting, 1000);
     cost.record(a.evicting);
-    // A 200 ms compile counts as 50: 0.5 x (17 + 0.15 x 50), 12.25 ms each time.
-    for (let i = 0; i < 7; i++) {
+    // 200 ms of compiles on a: 0.5 x (17 + 0.15 x 200), 23.5 ms each time.
+    for (let i = 0; i < 8; i++) {
       cost.addCompile(a.evicting, 200);
       cost.record(a.evicting);
     }
-    // 94.25 ms (98 had b's compile counted for a, 173 had the long compiles counted whole).
+    // 196.5 ms (271.5 had b's compile counted for a's walks).
     assert.equal(cost.replacementDue, false);
     cost.addCompile(a.evicting, 200);
     cost.record(a.evicting);
-    assert.equal(cost.replacementDue, true, '106.5 ms');
+    assert.equal(cost.replacementDue, true, '220 ms');
   });
 
   it('does not take one slow eviction for a longer list, counts nothing below its least, and keeps engines apart', () => {
