@@ -24,8 +24,10 @@
  *   CPU time per millisecond the walk grew.
  *
  * A long compile counts whole, although the slowdown was measured on
- * compiles of 10 to 50 ms: it is most often the one that grew the list,
- * and counting it brings its worker's replacement close after it. In
+ * compiles of 10 to 50 ms. The one that grew the list counts nothing (its
+ * growth shows from the timed walk after next), but long ones after it
+ * bring their worker's replacement close, and the shorter documents that
+ * follow them run on a new worker. In
  * bench-like rounds (the 53-page report, then 9 MB of data) that paid: the
  * workers' CPU per W4 document 51.8 to 53.4 ms, against 54.7 to 57.5 with
  * each compile counted up to 50 ms and 56.0 to 59.1 with the walks alone.
