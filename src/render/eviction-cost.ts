@@ -27,10 +27,10 @@
  * compiles of 10 to 50 ms. The one that grew the list counts nothing (its
  * growth shows from the timed walk after next), but long ones after it
  * bring their worker's replacement close, and the shorter documents that
- * follow them run on a new worker. In
- * bench-like rounds (the 53-page report, then 9 MB of data) that paid: the
- * workers' CPU per W4 document 51.8 to 53.4 ms, against 54.7 to 57.5 with
- * each compile counted up to 50 ms and 56.0 to 59.1 with the walks alone.
+ * follow them run on a new worker. In bench-like rounds (the 53-page
+ * report, then 9 MB of data) that paid: the workers' CPU per W4 document
+ * 51.8 to 53.4 ms, against 54.7 to 57.5 with each compile counted up to
+ * 50 ms and 56.0 to 59.1 with the walks alone.
  * A stream of one 53-page report for every letter, where a new worker's
  * list grows back at once, had two workers replaced in 120 documents and
  * cost 0.6% more.
@@ -71,6 +71,12 @@ const COMPILE_SLOWDOWN_PER_WALK_MS = 0.15;
  * 200 ms (about 135 ms on a faster machine).
  */
 const PRICE_PER_START = 2;
+
+/** CPU milliseconds of this process (all its threads) since `since`, or since it started: what the rule counts in. */
+export function cpuMsSince(since?: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(since);
+  return (user + system) / 1000;
+}
 
 /** An engine, as far as its clean-ups' cost goes. */
 export interface Evicting {

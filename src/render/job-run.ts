@@ -20,7 +20,7 @@ import type { Holdings } from '../retention/holdings.js';
 import { wipe } from '../retention/wipe.js';
 import { DEFAULT_ENGINE, type EngineId } from '../typst-version.js';
 import type { Compiled, EngineOptions, TypstEngine } from './engine.js';
-import type { EvictionCost } from './eviction-cost.js';
+import { cpuMsSince, type EvictionCost } from './eviction-cost.js';
 import { type JobAnswer, type JobReport, WORKER_STATUS } from './job.js';
 
 /** A job refused before any compile: the status and the words of its answer. */
@@ -121,8 +121,7 @@ export class JobRunner {
         ? this.last.render({ body: job.body, layout: { ...job.layout, pdf: { ...pdf, standard: 'a-3b' } } })
         : this.last.render(job);
     // The compile alone (not the finishing, nor a refusal), counted before its engine's clean-up: eviction-cost.ts.
-    const { user, system } = process.cpuUsage(started);
-    this.evictionCost.addCompile(this.last, (user + system) / 1000);
+    this.evictionCost.addCompile(this.last, cpuMsSince(started));
     return compiled;
   }
 

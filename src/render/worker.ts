@@ -17,7 +17,7 @@ import { wipe } from '../retention/wipe.js';
 import { ENGINE_IDS, type EngineId } from '../typst-version.js';
 import type { TypstEngine } from './engine.js';
 import { type Collect, MEMORY_REDUCING_COLLECTION } from '../retention/old-generation-clearing.js';
-import { EvictionCost } from './eviction-cost.js';
+import { cpuMsSince, EvictionCost } from './eviction-cost.js';
 import { type Frame, FrameType, frameOnRead, readJob, writeResult } from './frames.js';
 import { JobRunner } from './job-run.js';
 import { exitWithParent } from './parent-death.js';
@@ -61,12 +61,6 @@ function forgetStrings(dropped?: TypstEngine): void {
   forgetYoung();
   collect?.(MEMORY_REDUCING_COLLECTION);
   if (dropped) setImmediate(() => dropped.prepare());
-}
-
-/** CPU milliseconds of this process (all its threads) since `since`, or since it started. */
-function cpuMsSince(since?: NodeJS.CpuUsage): number {
-  const { user, system } = process.cpuUsage(since);
-  return (user + system) / 1000;
 }
 
 function send(message: WorkerMessage): void {
