@@ -155,7 +155,22 @@ describe('metrics', () => {
     assert.deepEqual(
       [...new Set(labels)].filter(
         (l) =>
-          !['method', 'route', 'status', 'reason', 'key', 'le', 'version', 'major', 'minor', 'patch', 'type', 'space', 'kind'].includes(l),
+          ![
+            'method',
+            'route',
+            'status',
+            'reason',
+            'key',
+            'le',
+            'version',
+            'major',
+            'minor',
+            'patch',
+            'type',
+            'space',
+            'kind',
+            'written_by',
+          ].includes(l),
       ),
       [],
     );

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { checkBody } from '../src/bytes/json-check.js';
 import type { Job } from '../src/bytes/layout.js';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
-import type { JobResult } from '../src/render/job.js';
+import type { RenderResult } from '../src/render/job.js';
 import { RenderPool } from '../src/render/pool.js';
 import { createSandbox } from '../src/render/sandbox.js';
 import { Holdings } from '../src/retention/holdings.js';
@@ -23,7 +23,9 @@ function pagesJob(pages: number): Job {
   return { body, layout: check.layout };
 }
 
-function pdfOf(result: JobResult): Buffer {
+/** The PDF whole: one its worker holds (32 KiB and more) comes by the pipe when taken without a socket. */
+async function pdfOf(result: RenderResult): Promise<Buffer> {
+  if (result.kind === 'held') return result.delivery.take();
   assert.equal(result.kind, 'pdf');
   return result.pdf;
 }
@@ -49,11 +51,11 @@ describe("a worker's result buffer", () => {
 
   it('is lent to one answer at a time: a result held keeps its bytes while the next comes', async () => {
     const first = new Holdings();
-    const firstPdf = pdfOf(await pool.render(pagesJob(3000), first));
+    const firstPdf = await pdfOf(await pool.render(pagesJob(3000), first));
     const copy = Buffer.from(firstPdf);
     // The next result, as long: read into the same buffer, it would overwrite the first.
     const second = new Holdings();
-    const secondPdf = pdfOf(await pool.render(pagesJob(2990), second));
+    const secondPdf = await pdfOf(await pool.render(pagesJob(2990), second));
     assert.ok(firstPdf.equals(copy), 'the first result is intact while its answer is held');
     assert.notEqual(secondPdf.buffer, firstPdf.buffer, 'the second has a buffer of its own');
     first.wipe();
@@ -62,7 +64,7 @@ describe("a worker's result buffer", () => {
       'wiped with its answer',
     );
     const third = new Holdings();
-    const thirdPdf = pdfOf(await pool.render(pagesJob(100), third));
+    const thirdPdf = await pdfOf(await pool.render(pagesJob(100), third));
     assert.equal(thirdPdf.buffer, firstPdf.buffer, 'given back once wiped: lent again');
     second.wipe();
     third.wipe();
@@ -72,16 +74,16 @@ describe("a worker's result buffer", () => {
     const held = new Holdings();
     let end!: () => void;
     held.usedUntil(new Promise<void>((resolve) => (end = resolve)));
-    const pdf = pdfOf(await pool.render(pagesJob(3000), held));
+    const pdf = await pdfOf(await pool.render(pagesJob(3000), held));
     held.wipe();
     const meanwhile = new Holdings();
-    const meanwhilePdf = pdfOf(await pool.render(pagesJob(100), meanwhile));
+    const meanwhilePdf = await pdfOf(await pool.render(pagesJob(100), meanwhile));
     assert.notEqual(meanwhilePdf.buffer, pdf.buffer, 'still in use: not lent');
     meanwhile.wipe();
     end();
     await new Promise((resolve) => setImmediate(resolve));
     const next = new Holdings();
-    assert.equal(pdfOf(await pool.render(pagesJob(100), next)).buffer, pdf.buffer, 'lent again once the step ended');
+    assert.equal((await pdfOf(await pool.render(pagesJob(100), next))).buffer, pdf.buffer, 'lent again once the step ended');
     next.wipe();
   });
 });

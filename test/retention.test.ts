@@ -604,6 +604,32 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: 'a client gone mid-compile of a large PDF (its worker held it for the connection, then dropped it)',
+      async run() {
+        const { body, markers } = markedRequest(
+          '\n#for i in range(1000000) { let x = i * i }\n#for i in range(1500) [#data.secret, line #i #lorem(8)\n\n]',
+        );
+        const abort = new AbortController();
+        const pending = generate(service, body, { signal: abort.signal }).catch((error: Error) => error);
+        while ((await readiness(service)).busy === 0) await sleep(20);
+        abort.abort();
+        assert.ok((await pending) instanceof Error, 'the request was cut off');
+        await waitIdle(service);
+        return markers;
+      },
+    },
+    {
+      name: 'a 200 whose PDF its worker wrote to the connection itself (32 KiB and more)',
+      async run() {
+        const { body, markers } = markedRequest('\n#for i in range(1500) [#data.secret, line #i #lorem(8)\n\n]');
+        const res = await generate(service, body);
+        assert.equal(res.status, 200);
+        const pdf = Buffer.from(await res.arrayBuffer());
+        assert.ok(pdf.length > 32 * 1024 && pdf.includes(markers.title), 'a PDF over 32 KiB, with the title in clear');
+        return markers;
+      },
+    },
+    {
       name: 'a 200 from a multipart form (files as files)',
       async run() {
         const { parts, markers } = markedForm();

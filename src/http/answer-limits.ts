@@ -16,6 +16,8 @@
 import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { PdfDelivery } from '../render/job.js';
+import { WorkerWrittenBody } from './worker-written-body.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -63,6 +65,20 @@ export class AnswerLimits extends EventEmitter<{ stalled: [requestId: string] }>
     if (!reply.raw.closed) this.holdUntilClosed(request, reply, pdf.length);
     if (pdf.length <= SLICE_BYTES) return reply.send(pdf);
     return reply.send(Readable.from(slices(pdf), { objectMode: false }));
+  }
+
+  /**
+   * Sends a PDF of `pdfBytes` its worker holds (worker-written-body.ts),
+   * counted and cut off as `send` does. A response closed before the PDF
+   * was taken has it dropped: the worker wipes it.
+   */
+  sendHeld(request: FastifyRequest, reply: FastifyReply, pdfBytes: number, delivery: PdfDelivery): FastifyReply {
+    if (reply.raw.closed) delivery.drop();
+    else {
+      this.holdUntilClosed(request, reply, pdfBytes);
+      reply.raw.once('close', () => delivery.drop());
+    }
+    return reply.send(new WorkerWrittenBody(reply.raw, delivery));
   }
 
   private holdUntilClosed(request: FastifyRequest, reply: FastifyReply, heldBytes: number): void {

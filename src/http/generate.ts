@@ -13,7 +13,7 @@ import { wipe } from '../retention/wipe.js';
 import { checkBody } from '../bytes/json-check.js';
 import type { BodyLayout, Job } from '../bytes/layout.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../render/errors.js';
-import { httpStatus, type JobResult, WORKER_STATUS } from '../render/job.js';
+import { httpStatus, type RenderResult, WORKER_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
 import type { CrashLimit } from './crash-limit.js';
 import { requireJsonWithinLimit } from './json-body.js';
@@ -38,7 +38,7 @@ const SIGNATURE_FIELD_MEANINGS: Record<SignatureField, string> = {
 
 export interface Renderer {
   /** The job's result; its bytes are handed to `held` (render/pool.ts). */
-  render(job: Job, held: Holdings, signal?: AbortSignal): Promise<JobResult>;
+  render(job: Job, held: Holdings, signal?: AbortSignal): Promise<RenderResult>;
 }
 
 /** The request body's schema, for the OpenAPI document (the body is checked byte by byte in src/bytes/json-check.ts). */
@@ -213,7 +213,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     const rendering = renderer.render(job, reply.holdings, abort.signal);
     // A worker that died with the job (answered 500 by the error handler) counts toward the key's crash limit.
     rendering.catch((error: unknown) => error instanceof WorkerCrashError && crashes.count(request));
-    let result: JobResult;
+    let result: RenderResult;
     try {
       result = await rendering;
     } catch (error) {
@@ -223,6 +223,18 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
       }
       throw error;
     }
+    // A PDF its worker holds is dropped on every way out but the answer's (the worker wipes it).
+    const held = result.kind === 'held' ? result.delivery : undefined;
+    try {
+      return await answerWith(request, reply, job, result);
+    } catch (error) {
+      held?.drop();
+      throw error;
+    }
+  };
+  /** The answer to a compile that came to `result`. */
+  const answerWith = async (request: FastifyRequest, reply: FastifyReply, job: Job, result: RenderResult): Promise<FastifyReply> => {
+    const { body: bytes, layout } = job;
     request.compileMs = result.compileMs;
     reply.header('x-typst-version', ENGINE_VERSIONS[result.engine]);
     if (result.kind === 'failed') {
@@ -232,24 +244,30 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     const { warnings, einvoiceWarnings } = result;
     if (warnings.length > 0) reply.header('x-typst-warnings', warnings.toString('latin1'));
     if (einvoiceWarnings.length > 0) reply.header('x-einvoice-warnings', einvoiceWarnings.toString('latin1'));
-    const signature = result.relaid ? exactLayout(bytes).signature : job.layout.signature;
+    const signature = result.relaid ? exactLayout(bytes).signature : layout.signature;
     if (signature && !signer) {
-      wipe(result.pdf, warnings, einvoiceWarnings);
+      wipe(warnings, einvoiceWarnings);
+      if (result.kind === 'pdf') wipe(result.pdf);
       throw new HttpError(400, MESSAGES.noSigningIdentity);
     }
-    let pdf = result.pdf;
+    const answerHead = (length: number) =>
+      reply.code(200).headers({
+        'content-type': 'application/pdf',
+        'content-length': String(length),
+        'content-disposition': 'inline; filename="document.pdf"',
+      });
+    if (result.kind === 'held' && !signature)
+      return answers.sendHeld(request, answerHead(result.pdfBytes), result.pdfBytes, result.delivery);
+    // The PDF whole, here: one its worker held comes by the pipe.
+    let pdf = result.kind === 'held' ? await result.delivery.take() : result.pdf;
     if (signature && signer) {
       // Signed here, in the server, not in the worker: the key never goes where a template runs,
       // and the PDF is whole here (see finish/signature-signer.ts). The worker's copy goes at once.
-      pdf = reply.holdings.hold(await signer.sign(result.pdf, bytes, signature));
-      wipe(result.pdf, warnings, einvoiceWarnings);
+      const unsigned = pdf;
+      pdf = reply.holdings.hold(await signer.sign(unsigned, bytes, signature));
+      wipe(unsigned, warnings, einvoiceWarnings);
     }
-    reply.code(200).headers({
-      'content-type': 'application/pdf',
-      'content-length': String(pdf.length),
-      'content-disposition': 'inline; filename="document.pdf"',
-    });
-    return answers.send(request, reply, pdf);
+    return answers.send(request, answerHead(pdf.length), pdf);
   };
   app.post<{ Body: Job | Error }>('/v1/pdf/generate', { onRequest: [crashes.refuse, requireJsonWithinLimit] }, (request, reply) => {
     // The body's pool buffer, and the worker's result, which lies in a buffer its reader lends to one answer at a

@@ -20,6 +20,7 @@ export interface MetricsSource {
   stats(): PoolStats;
   on(event: 'restart', listener: (event: { reason: RestartReason }) => void): unknown;
   on(event: 'started', listener: (event: { seconds: number }) => void): unknown;
+  on(event: 'pdf', listener: (event: { byWorker: number; byServer: number }) => void): unknown;
 }
 
 const PREFIX = 'typst_pdf_';
@@ -125,11 +126,25 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly pdfBytes = new Counter({
+    name: `${PREFIX}pdf_bytes_total`,
+    help:
+      "Bytes of PDFs answered, by who wrote them to the client's connection: the worker that made the PDF (from 32 KiB), " +
+      'or the server (smaller PDFs, signed ones, and what the connection of a slow reader did not take at once)',
+    labelNames: ['written_by'] as const,
+    registers: [this.registry],
+  });
+
   constructor(source: MetricsSource, answers?: AnswerLimits) {
     collectProcessMetrics(this.registry, PREFIX);
     for (const reason of RESTART_REASONS) this.workerRestarts.inc({ reason }, 0);
     source.on('restart', ({ reason }) => this.workerRestarts.inc({ reason }));
     source.on('started', ({ seconds }) => this.workerStart.observe(seconds));
+    for (const writtenBy of ['worker', 'server'] as const) this.pdfBytes.inc({ written_by: writtenBy }, 0);
+    source.on('pdf', ({ byWorker, byServer }) => {
+      this.pdfBytes.inc({ written_by: 'worker' }, byWorker);
+      this.pdfBytes.inc({ written_by: 'server' }, byServer);
+    });
     answers?.on('stalled', () => this.outputRefused.inc({ reason: 'reader_stalled' }));
     const gauge = (name: string, help: string, read: (stats: PoolStats) => number) =>
       new Gauge({

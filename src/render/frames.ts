@@ -12,6 +12,8 @@
  * of its type (all integers little-endian):
  *   Job      server -> worker  u32 asset count, 13 option bytes (engine, PDF options, e-invoice), layout of the body (u32 offsets), then the body
  *   Done     worker -> server  report, u32 warnings length, warnings (ASCII), u32 e-invoice warnings length, those (ASCII), PDF
+ *   Held     worker -> server  as Done, with u32 PDF length in place of the PDF, which the worker keeps (pool.ts: PdfDelivery)
+ *   Rest     worker -> server  the part of a held PDF the worker did not write to the client's socket (all of it without one)
  *   Failed   worker -> server  report, u16 status, JSON error body
  * A report: f64 compile ms, f64 resident bytes (the worker's memory after
  * the job, for the memory cap), u8 the engine the job ran on (index + 1),
@@ -29,7 +31,7 @@ import { wipe } from '../retention/wipe.js';
 import { ENGINE_IDS, PDF_STANDARDS } from '../typst-version.js';
 import type { JobReport, JobResult } from './job.js';
 
-export const FrameType = { Job: 1, Done: 3, Failed: 4 } as const;
+export const FrameType = { Job: 1, Done: 3, Failed: 4, Held: 5, Rest: 6 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
 
 const LENGTH_BYTES = 4;
@@ -42,7 +44,8 @@ const MAX_FRAME_BYTES = 1024 * 1024 * 1024;
  * A job's options, after the asset count: the engine (0: the default, else
  * its index + 1), the PDF standard (0: none, else its index + 1), tagging
  * (0: Typst's default, 1: off, 2: on), flags (1: `data` is left to Typst,
- * BodyLayout.dataUnchecked; 2: the body is a form, BodyLayout.form), the
+ * BodyLayout.dataUnchecked; 2: the body is a form, BodyLayout.form; 4: the
+ * server signs the PDF, so it needs it whole: BodyLayout.signature), the
  * e-invoice (0: none, 1: one without a profile, else the profile's index +
  * 2) and where its XML's name is in the body (u32 start and end; both 0:
  * the default name). Fixed values and offsets, no request content.
@@ -53,7 +56,7 @@ function writeOptions(buffer: Buffer, at: number, layout: BodyLayout): number {
   buffer.writeUInt8(layout.typst ? ENGINE_IDS.indexOf(layout.typst) + 1 : 0, at);
   buffer.writeUInt8(layout.pdf?.standard ? PDF_STANDARDS.indexOf(layout.pdf.standard) + 1 : 0, at + 1);
   buffer.writeUInt8(layout.pdf?.tagged === undefined ? 0 : layout.pdf.tagged ? 2 : 1, at + 2);
-  buffer.writeUInt8((layout.dataUnchecked ? 1 : 0) | (layout.form ? 2 : 0), at + 3);
+  buffer.writeUInt8((layout.dataUnchecked ? 1 : 0) | (layout.form ? 2 : 0) | (layout.signature ? 4 : 0), at + 3);
   const einvoice = layout.pdf?.einvoice;
   buffer.writeUInt8(einvoice ? (einvoice.profile ? EINVOICE_PROFILES.indexOf(einvoice.profile) + 2 : 1) : 0, at + 4);
   buffer.writeUInt32LE(einvoice?.xml?.start ?? 0, at + 5);
@@ -61,15 +64,19 @@ function writeOptions(buffer: Buffer, at: number, layout: BodyLayout): number {
   return at + OPTION_BYTES;
 }
 
-function readOptions(bytes: Buffer, at: number): Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked' | 'form'> {
+type JobOptions = Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked' | 'form' | 'signature'>;
+
+function readOptions(bytes: Buffer, at: number): JobOptions {
   const engine = bytes.readUInt8(at);
   const standard = bytes.readUInt8(at + 1);
   const tagged = bytes.readUInt8(at + 2);
   const flags = bytes.readUInt8(at + 3);
-  const options: Pick<BodyLayout, 'typst' | 'pdf' | 'dataUnchecked' | 'form'> = {};
+  const options: JobOptions = {};
   if (engine > 0) options.typst = ENGINE_IDS[engine - 1];
   if (flags & 1) options.dataUnchecked = true;
   if (flags & 2) options.form = true;
+  // Its texts stay in the server, which signs.
+  if (flags & 4) options.signature = {};
   const einvoice = bytes.readUInt8(at + 4);
   if (standard > 0 || tagged > 0 || einvoice > 0) {
     options.pdf = {};
@@ -152,11 +159,13 @@ function readReport(bytes: Buffer): JobReport {
 
 /**
  * Writes a job's result: a Done frame for a PDF (its warnings in the head,
- * the PDF as the payload), a Failed frame for an error answer. `onWritten`
- * runs once the payload is handed to the kernel: only then may the
- * result's bytes be wiped. The head, which holds the warnings, is wiped then too.
+ * the PDF as the payload), or a Held frame for one the worker keeps
+ * (`held`: the head alone, with the PDF's length), a Failed frame for an
+ * error answer. `onWritten` runs once the payload is handed to the kernel:
+ * only then may the result's bytes be wiped. The head, which holds the
+ * warnings, is wiped then too.
  */
-export function writeResult(socket: Socket, id: number, result: JobResult, onWritten: () => void): void {
+export function writeResult(socket: Socket, id: number, result: JobResult, onWritten: () => void, held = false): void {
   if (result.kind === 'failed') {
     const frameHead = head(FrameType.Failed, id, REPORT_BYTES + 2, result.errorBody.length);
     frameHead.writeUInt16LE(result.status, writeReport(frameHead, result));
@@ -164,15 +173,22 @@ export function writeResult(socket: Socket, id: number, result: JobResult, onWri
     return;
   }
   const { warnings, einvoiceWarnings, pdf } = result;
-  const frameHead = head(FrameType.Done, id, REPORT_BYTES + 8 + warnings.length + einvoiceWarnings.length, pdf.length);
+  const fieldBytes = REPORT_BYTES + 8 + warnings.length + einvoiceWarnings.length + (held ? 4 : 0);
+  const frameHead = head(held ? FrameType.Held : FrameType.Done, id, fieldBytes, held ? 0 : pdf.length);
   let at = frameHead.writeUInt32LE(warnings.length, writeReport(frameHead, result));
   at += warnings.copy(frameHead, at);
   at = frameHead.writeUInt32LE(einvoiceWarnings.length, at);
-  einvoiceWarnings.copy(frameHead, at);
-  writeFrame(socket, frameHead, pdf, () => {
+  at += einvoiceWarnings.copy(frameHead, at);
+  if (held) frameHead.writeUInt32LE(pdf.length, at);
+  writeFrame(socket, frameHead, held ? undefined : pdf, () => {
     wipe(frameHead);
     onWritten();
   });
+}
+
+/** Writes the part of a held PDF the worker did not write to the client's socket; `onWritten` as for writeResult. */
+export function writeRest(socket: Socket, id: number, rest: Uint8Array, onWritten: () => void): void {
+  writeFrame(socket, head(FrameType.Rest, id, 0, rest.length), rest, onWritten);
 }
 
 /** A received frame: its bytes (after the length), owned by the receiver, who zero-fills them when done. */
@@ -206,24 +222,27 @@ export function readJob(frame: Frame): Job {
   return { body: bytes.subarray(at), layout: { data, template, assets, ...options } };
 }
 
-/** Reads a Done or Failed frame: its buffers are views into the frame's bytes. */
-export function readResult(frame: Frame): JobResult {
+/** A Held frame: the report, the answer's header values, and the length of the PDF its worker keeps. */
+export type HeldHead = JobReport & { pdfBytes: number; warnings: Buffer; einvoiceWarnings: Buffer };
+
+/** Reads a Done, Held or Failed frame: its buffers are views into the frame's bytes. */
+export function readResult(frame: Frame): JobResult | HeldHead {
   const { bytes } = frame;
   const report = readReport(bytes);
   const fields = TAG_BYTES + REPORT_BYTES;
-  if (frame.type === FrameType.Done) {
+  if (frame.type === FrameType.Done || frame.type === FrameType.Held) {
     const warningsEnd = fields + 4 + bytes.readUInt32LE(fields);
     const einvoiceEnd = warningsEnd + 4 + bytes.readUInt32LE(warningsEnd);
-    return {
-      kind: 'pdf',
-      ...report,
-      warnings: bytes.subarray(fields + 4, warningsEnd),
-      einvoiceWarnings: bytes.subarray(warningsEnd + 4, einvoiceEnd),
-      pdf: bytes.subarray(einvoiceEnd),
-    };
+    const warnings = bytes.subarray(fields + 4, warningsEnd);
+    const einvoiceWarnings = bytes.subarray(warningsEnd + 4, einvoiceEnd);
+    if (frame.type === FrameType.Held) return { ...report, warnings, einvoiceWarnings, pdfBytes: bytes.readUInt32LE(einvoiceEnd) };
+    return { kind: 'pdf', ...report, warnings, einvoiceWarnings, pdf: bytes.subarray(einvoiceEnd) };
   }
   return { kind: 'failed', ...report, status: bytes.readUInt16LE(fields), errorBody: bytes.subarray(fields + 2) };
 }
+
+/** A Rest frame's part of the PDF (a view into the frame's bytes). */
+export const restOf = (frame: Frame): Buffer => frame.bytes.subarray(TAG_BYTES);
 
 class FrameError extends Error {
   override name = 'FrameError';

@@ -49,6 +49,29 @@ export type JobAnswer =
     }
   | { kind: 'failed'; status: number; errorBody: Buffer };
 
+/**
+ * The pool's side of a PDF its worker still holds (pool.ts): a large PDF
+ * does not cross the pipe if the worker can write it to the client's
+ * socket itself. Exactly one of `take` or `drop` ends the job.
+ */
+export interface PdfDelivery {
+  /**
+   * Lends `socket` (the client's connection, the answer's head already in
+   * the kernel) to the worker, which writes to it what the socket's kernel
+   * buffer takes at once; resolves with the rest of the PDF, which came by
+   * the pipe (all of it without a socket). Rejects as a render does if the
+   * worker died.
+   */
+  take(socket?: object): Promise<Buffer>;
+  /** The answer will not be sent: the worker wipes the PDF and goes on. */
+  drop(): void;
+}
+
+/** What the pool hands the route: a job's result, or a large PDF its worker holds, with the answer's header values. */
+export type RenderResult =
+  | JobResult
+  | (JobReport & { kind: 'held'; pdfBytes: number; warnings: Buffer; einvoiceWarnings: Buffer; delivery: PdfDelivery });
+
 /** The statuses a worker answers itself, with a body it made (messages.ts words it). */
 export const WORKER_STATUS = {
   /** A template that did not compile, or options its engine lacks. */

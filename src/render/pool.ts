@@ -22,16 +22,16 @@ import type { Config } from '../config.js';
 import type { EngineOptions } from './engine.js';
 import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from './errors.js';
 import type { FontFamilyInfo } from './fonts/types.js';
-import { type Frame, FrameReader, FrameType, readResult, writeJob } from './frames.js';
+import { type Frame, FrameReader, FrameType, readResult, restOf, writeJob } from './frames.js';
 import { JobQueue, release, type Waiting } from './job-queue.js';
 import { workerLaunch } from './parent-death.js';
 import { WorkerWatch, watchAllocationFailure } from './worker-watch.js';
-import type { JobResult } from './job.js';
+import type { PdfDelivery, RenderResult } from './job.js';
 import type { Holdings } from '../retention/holdings.js';
 import { OLD_GENERATION_CLEARING_FLAG } from '../retention/old-generation-clearing.js';
 import { scrubAfterAnswer } from '../retention/scrub-timer.js';
 import { wipe } from '../retention/wipe.js';
-import { sendOptions, type WorkerMessage } from './worker-messages.js';
+import { sendDelivery, sendOptions, type WorkerMessage } from './worker-messages.js';
 
 /**
  * The pool's settings carry the names of the service's settings (config.ts,
@@ -70,7 +70,7 @@ interface HeldJob {
 }
 
 /** A job waiting for a worker, or running on one. */
-type Queued = Waiting<HeldJob, JobResult>;
+type Queued = Waiting<HeldJob, RenderResult>;
 
 interface Running extends Queued {
   id: number;
@@ -80,6 +80,11 @@ interface Running extends Queued {
   cpu?: { ticks: number; at: number };
   /** The next look at the worker (watch()). */
   watch?: NodeJS.Timeout;
+  /**
+   * The worker holds the job's PDF (frames.ts: Held) until the route takes or drops it
+   * (deliveryOf), with the memory it reported; `taken` waits for the rest of the PDF.
+   */
+  holding?: { residentBytes: number; pdfBytes: number; taken?: { resolve: (rest: Buffer) => void; reject: (error: Error) => void } };
 }
 
 interface Slot {
@@ -149,6 +154,9 @@ export const WORKER_NODE_FLAGS = [
  */
 const SILENT_MS = 2000;
 
+/** How long a worker holding a PDF waits for the route's order before the pool drops it (see deliveryOf). */
+const DELIVERY_TIMEOUT_MS = 10_000;
+
 /**
  * How often the pool looks at a busy worker's memory: as soon as it could
  * have reached the cap, growing at GROWTH_BYTES_PER_MS, but not sooner than
@@ -169,7 +177,7 @@ const GROWTH_BYTES_PER_MS = 8 * 1024 * 1024;
 
 export class RenderPool extends EventEmitter {
   private readonly slots = new Set<Slot>();
-  private readonly queue: JobQueue<HeldJob, JobResult>;
+  private readonly queue: JobQueue<HeldJob, RenderResult>;
   private nextJobId = 1;
   private closing = false;
   private consecutiveStartFailures = 0;
@@ -194,13 +202,13 @@ export class RenderPool extends EventEmitter {
    * in, which is handed to `held` as it is read. Rejects with one of the
    * errors of ./errors.ts.
    */
-  render(job: Job, held: Holdings, signal?: AbortSignal): Promise<JobResult> {
+  render(job: Job, held: Holdings, signal?: AbortSignal): Promise<RenderResult> {
     if (this.closing) return Promise.reject(new PoolUnavailableError('shutting_down'));
     const idle = this.idleSlot();
     if (!idle && this.queue.length >= this.options.queueLimit) {
       return Promise.reject(new PoolUnavailableError('queue_full'));
     }
-    return new Promise<JobResult>((resolve, reject) => {
+    return new Promise<RenderResult>((resolve, reject) => {
       const queued: Queued = { input: { job, held }, resolve, reject, signal };
       if (idle) this.run(idle, queued);
       else this.queue.add(queued, 'back');
@@ -316,13 +324,14 @@ export class RenderPool extends EventEmitter {
   }
 
   private onFrame(slot: Slot, frame: Frame): void {
-    if (frame.type === FrameType.Done || frame.type === FrameType.Failed) {
+    if (frame.type === FrameType.Done || frame.type === FrameType.Failed || frame.type === FrameType.Held) {
       this.finish(slot, frame);
       // The result was read through Node's read buffer: an answer nobody waits for any more is not answered, so ask here too.
       scrubAfterAnswer();
       return;
     }
-    dropFrame(slot, frame);
+    if (frame.type === FrameType.Rest) this.delivered(slot, frame);
+    else dropFrame(slot, frame);
   }
 
   private onExit(slot: Slot): void {
@@ -330,7 +339,10 @@ export class RenderPool extends EventEmitter {
     const reason: RestartReason = slot.killedFor ?? (slot.allocationFailed ? 'memory' : 'crash');
     const running = slot.running;
     slot.running = undefined;
-    if (running) {
+    if (running?.holding) {
+      // The route has its answer's head: a PDF still to come fails the response.
+      running.holding.taken?.reject(new WorkerCrashError('worker exited before it wrote the PDF'));
+    } else if (running) {
       clearTimeout(running.watch);
       if (slot.leftUnread && !this.closing) {
         // The worker ended before it had the job (killed or died while clearing the last one, or silent):
@@ -443,26 +455,85 @@ export class RenderPool extends EventEmitter {
 
   private finish(slot: Slot, frame: Frame): void {
     const running = slot.running;
-    if (!running || running.id !== frame.id) return void dropFrame(slot, frame);
+    if (!running || running.id !== frame.id || running.holding) return void dropFrame(slot, frame);
     // Read first: a broken result is wiped and thrown, and the worker's end then fails the job (spawn's 'data' listener).
-    let result: JobResult;
+    let result: ReturnType<typeof readResult>;
     try {
       result = readResult(frame);
     } catch (error) {
       dropFrame(slot, frame);
       throw error;
     }
-    slot.running = undefined;
-    slot.jobs++;
-    slot.reportedBytes = result.residentBytes;
     clearTimeout(running.watch);
     release(running);
+    if (!('kind' in result)) {
+      // Held: the header values are copied out, so that the frame's buffer is free for the rest of the PDF.
+      const { held } = running.input;
+      const warnings = held.hold(Buffer.from(result.warnings));
+      const einvoiceWarnings = held.hold(Buffer.from(result.einvoiceWarnings));
+      dropFrame(slot, frame);
+      running.holding = { residentBytes: result.residentBytes, pdfBytes: result.pdfBytes };
+      running.resolve({ ...result, kind: 'held', warnings, einvoiceWarnings, delivery: this.deliveryOf(slot, running) });
+      return;
+    }
     // The response wipes the frame once sent or abandoned; only then may the next result be read into its buffer.
     running.input.held.hold(frame.bytes, () => slot.reader.giveBack(frame));
     running.resolve(result);
+    if (result.kind === 'pdf') this.emit('pdf', { byWorker: 0, byServer: result.pdf.length });
+    this.ended(slot, result.residentBytes);
+  }
+
+  /**
+   * The route's hold on a PDF its worker keeps: the worker waits, idle, for
+   * one order (worker-messages.ts: DeliveryMessage), then sends what it did
+   * not write as a Rest frame, which ends the job (delivered). A route that
+   * gave no order in DELIVERY_TIMEOUT_MS (none should) has it dropped.
+   */
+  private deliveryOf(slot: Slot, running: Running): PdfDelivery {
+    let ordered = false;
+    const order = (socket: object | undefined, drop: boolean): void => {
+      ordered = true;
+      clearTimeout(timeout);
+      if (slot.running === running)
+        sendDelivery(slot.child, { type: 'deliver', id: running.id, drop }, socket, () => this.kill(slot, 'crash'));
+    };
+    const timeout = setTimeout(() => order(undefined, true), DELIVERY_TIMEOUT_MS).unref();
+    return {
+      take: (socket) =>
+        new Promise<Buffer>((resolve, reject) => {
+          if (ordered) return reject(new Error('the PDF was taken or dropped already'));
+          if (slot.running !== running) return reject(new WorkerCrashError('worker exited before it wrote the PDF'));
+          running.holding!.taken = { resolve, reject };
+          order(socket, false);
+        }),
+      drop: () => {
+        if (!ordered) order(undefined, true);
+      },
+    };
+  }
+
+  /** A Rest frame: what the worker did not write of a held PDF, to the route that took it; the job ends. */
+  private delivered(slot: Slot, frame: Frame): void {
+    const running = slot.running;
+    if (!running?.holding || running.id !== frame.id) return void dropFrame(slot, frame);
+    const { taken, residentBytes, pdfBytes } = running.holding;
+    if (taken) {
+      const rest = restOf(frame);
+      running.input.held.hold(frame.bytes, () => slot.reader.giveBack(frame));
+      taken.resolve(rest);
+      this.emit('pdf', { byWorker: pdfBytes - rest.length, byServer: rest.length });
+    } else dropFrame(slot, frame);
+    this.ended(slot, residentBytes);
+  }
+
+  /** A job is over on `slot`: the worker is replaced if due, else takes the next job. */
+  private ended(slot: Slot, residentBytes: number): void {
+    slot.running = undefined;
+    slot.jobs++;
+    slot.reportedBytes = residentBytes;
     if (slot.replacementAsked || (this.options.workerMaxJobs > 0 && slot.jobs >= this.options.workerMaxJobs)) {
       this.kill(slot, 'recycle');
-    } else if (this.memoryLimitBytes > 0 && result.residentBytes > this.memoryLimitBytes) {
+    } else if (this.memoryLimitBytes > 0 && residentBytes > this.memoryLimitBytes) {
       // The job peaked between two samples and kept the memory: the next job starts in a fresh worker.
       this.kill(slot, 'memory');
     } else {

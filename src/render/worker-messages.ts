@@ -20,6 +20,41 @@ interface OptionsMessage {
 export type WorkerMessage = { type: 'ready' } | { type: 'fatal'; message: string } | { type: 'replace' };
 
 /**
+ * Server -> worker, for a PDF the worker holds (frames.ts: Held): write it
+ * to the client's socket, sent with this message as a handle, or send it
+ * by the pipe (no handle), or wipe it (`drop`). Ids and a flag only.
+ */
+export interface DeliveryMessage {
+  type: 'deliver';
+  id: number;
+  drop: boolean;
+}
+
+/** The client's socket as a worker receives it: the libuv handle alone, which nothing reads from. */
+export interface ReceivedSocket {
+  fd: number;
+  close(): void;
+}
+
+/**
+ * The pool's side. The socket goes as its bare handle (Node's 'net.Native'):
+ * a `net.Socket` would be rebuilt in the worker, which would start reading
+ * it, and closed in the server. On failure (the worker gone) `onFailed` runs.
+ */
+export function sendDelivery(child: ChildProcess, message: DeliveryMessage, socket: object | undefined, onFailed: () => void): void {
+  // biome-ignore lint/suspicious/noExplicitAny: Node takes a bare libuv handle here, which its types do not name.
+  child.send(message, socket as any, (error) => error && onFailed());
+}
+
+/** The worker's side: each delivery order, with the socket handle when one came. */
+export function onDelivery(listener: (message: DeliveryMessage, socket: ReceivedSocket | undefined) => void): void {
+  process.on('message', (message: unknown, socket: unknown) => {
+    if ((message as DeliveryMessage | null)?.type === 'deliver') listener(message as DeliveryMessage, socket as ReceivedSocket | undefined);
+    else (socket as ReceivedSocket | undefined)?.close();
+  });
+}
+
+/**
  * The pool writes the options right after the fork, so they wait in the
  * channel before the worker's event loop first turns. A worker still
  * without them after this long was not started by the pool, or the pool is

@@ -4,7 +4,7 @@
  * fonts, the uncompressed object text, signatures (`pdfsig`) and `qpdf --check`.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -47,7 +47,7 @@ export function pdfAttachment(bytes: Uint8Array, name: string): Buffer {
   return withFile(bytes, (path) => {
     const out = `${path}.attachment`;
     run('pdfdetach', ['-savefile', name, '-o', out, path]);
-    return execFileSync('cat', [out]);
+    return readFileSync(out);
   });
 }
 
