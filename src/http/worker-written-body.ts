@@ -17,6 +17,27 @@ import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { PdfDelivery } from '../render/job.js';
 
+/**
+ * Whether the response's head has been handed to the kernel, and nothing
+ * else is waiting to be written to its connection: the response has the
+ * socket (no earlier answer on it is still going out), which is open for
+ * writing, plain TCP, and holds nothing in Node (not corked, no write in
+ * progress); and the answer's length is in its head (no chunks).
+ */
+function headInKernel(response: ServerResponse): boolean {
+  const socket = response.socket;
+  return (
+    socket !== null &&
+    response.headersSent &&
+    response.hasHeader('content-length') &&
+    response.writableLength === 0 &&
+    socket.writable &&
+    !socket.writableEnded &&
+    socket.writableLength === 0 &&
+    !('encrypted' in socket)
+  );
+}
+
 export class WorkerWrittenBody extends Readable {
   private asked = false;
 
@@ -30,10 +51,9 @@ export class WorkerWrittenBody extends Readable {
   override _read(): void {
     if (this.asked) return;
     this.asked = true;
-    this.response.flushHeaders();
-    // No socket: an earlier answer on this connection is still going out, and this head waits behind it.
-    const socket = this.response.socket;
-    const handle = socket && !socket.destroyed && socket.writableLength === 0 ? (socket as { _handle?: object | null })._handle : undefined;
+    const { response } = this;
+    response.flushHeaders();
+    const handle = headInKernel(response) ? (response.socket as { _handle?: object | null })._handle : undefined;
     this.delivery.take(handle ?? undefined).then(
       (rest) => {
         if (rest.length > 0) this.push(rest);

@@ -330,8 +330,10 @@ export class RenderPool extends EventEmitter {
       scrubAfterAnswer();
       return;
     }
-    if (frame.type === FrameType.Rest) this.delivered(slot, frame);
-    else dropFrame(slot, frame);
+    if (frame.type === FrameType.Rest) {
+      this.delivered(slot, frame);
+      scrubAfterAnswer();
+    } else dropFrame(slot, frame);
   }
 
   private onExit(slot: Slot): void {
@@ -340,6 +342,7 @@ export class RenderPool extends EventEmitter {
     const running = slot.running;
     slot.running = undefined;
     if (running?.holding) {
+      clearTimeout(running.watch);
       // The route has its answer's head: a PDF still to come fails the response.
       running.holding.taken?.reject(new WorkerCrashError('worker exited before it wrote the PDF'));
     } else if (running) {
@@ -491,11 +494,22 @@ export class RenderPool extends EventEmitter {
    */
   private deliveryOf(slot: Slot, running: Running): PdfDelivery {
     let ordered = false;
+    const send = (socket: object | undefined, drop: boolean): void => {
+      // A socket that cannot be sent (closed meanwhile) leaves the PDF to the pipe; a worker that takes no order is ended.
+      const failed = () => (socket ? send(undefined, drop) : this.kill(slot, 'crash'));
+      try {
+        sendDelivery(slot.child, { type: 'deliver', id: running.id, drop }, socket, failed);
+      } catch {
+        failed();
+      }
+    };
     const order = (socket: object | undefined, drop: boolean): void => {
       ordered = true;
       clearTimeout(timeout);
-      if (slot.running === running)
-        sendDelivery(slot.child, { type: 'deliver', id: running.id, drop }, socket, () => this.kill(slot, 'crash'));
+      if (slot.running !== running) return;
+      send(socket, drop);
+      // The worker answers at once (it writes without waiting): one that does not in SILENT_MS is stuck.
+      running.watch = setTimeout(() => slot.running === running && this.kill(slot, 'unresponsive'), SILENT_MS).unref();
     };
     const timeout = setTimeout(() => order(undefined, true), DELIVERY_TIMEOUT_MS).unref();
     return {
@@ -516,6 +530,7 @@ export class RenderPool extends EventEmitter {
   private delivered(slot: Slot, frame: Frame): void {
     const running = slot.running;
     if (!running?.holding || running.id !== frame.id) return void dropFrame(slot, frame);
+    clearTimeout(running.watch);
     const { taken, residentBytes, pdfBytes } = running.holding;
     if (taken) {
       const rest = restOf(frame);

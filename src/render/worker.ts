@@ -74,15 +74,16 @@ const HELD_PDF_BYTES = 32 * 1024;
 
 /**
  * Writes what the client's socket takes at once, without waiting (the
- * socket is non-blocking: a full kernel buffer, or a client gone, stops
- * it), and lets go of the socket; the rest goes by the pipe.
+ * socket is non-blocking), and lets go of the socket. Returns how much of
+ * the PDF the server is not to send: all of it if the client is gone.
  */
 function writeToClient(socket: ReceivedSocket, pdf: Buffer): number {
   let written = 0;
   try {
     while (written < pdf.length) written += writeSync(socket.fd, pdf, written);
-  } catch {
-    // EAGAIN (the client reads slower than this), EPIPE or ECONNRESET (it left): the server has the rest.
+  } catch (error) {
+    // EAGAIN: the client reads slower than this, and the server sends the rest. Else (EPIPE, ECONNRESET) it left.
+    if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') written = pdf.length;
   }
   socket.close();
   return written;
