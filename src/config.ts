@@ -42,6 +42,8 @@ export interface Config {
   maxPdfBytes: number;
   /** PDF answers held for clients that have not taken them yet, in total; past it new compiles get 503 (0: no bound). */
   maxPendingAnswersMb: number;
+  /** A PDF of at least this many bytes is written to its client by the worker that made it (0: every PDF by the server). */
+  workerWritesPdfBytes: number;
   /** A client that takes no byte of its answer for this long is cut off. */
   readerStallTimeoutMs: number;
   /** A request body with no byte for this long is answered 408. */
@@ -334,6 +336,13 @@ export const SETTINGS: readonly Setting[] = [
     meaning:
       'PDF answers the server holds for clients that have not taken them yet, in total (MiB); past it new compiles get 503 until readers catch up (0: no bound)',
     read: whole(512, 0, 1_048_576),
+  },
+  {
+    name: 'WORKER_WRITES_PDF_BYTES',
+    key: 'workerWritesPdfBytes',
+    meaning:
+      "A PDF of at least this many bytes is written to the client's connection by the worker that made it, not passed through the server (a signed PDF excepted): the server lends the worker the connection once it has written the answer's head. 0: the server sends every PDF",
+    read: whole(32 * 1024, 0, 1024 * 1024 * 1024),
   },
   {
     name: 'READER_STALL_TIMEOUT_MS',

@@ -98,6 +98,7 @@ async function main(): Promise<void> {
       packagePath: config.packagePath,
       fonts,
       maxPdfBytes: config.maxPdfBytes,
+      workerWritesPdfBytes: config.workerWritesPdfBytes,
       defaultEngine: config.typstVersion,
       maxImagePixels: config.maxImagePixels,
       einvoiceRules: config.einvoiceRules,

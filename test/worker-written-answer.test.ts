@@ -6,7 +6,7 @@
  * that takes nothing for a while gets through the server what its
  * connection did not take at once, and a client that left has its PDF
  * dropped while the worker goes on. `typst_pdf_pdf_bytes_total` says who
- * wrote the bytes.
+ * wrote the bytes; WORKER_WRITES_PDF_BYTES=0 leaves every PDF to the server.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -64,6 +64,15 @@ async function pipelined(service: Service, bodies: unknown[], readFrom?: () => P
   return Buffer.concat(chunks);
 }
 
+/** Bytes of PDFs written by the workers and by the server so far. */
+async function bytesWrittenBy(service: Service): Promise<{ worker: number; server: number }> {
+  const { samples } = await scrape(`${service.url}/metrics`);
+  return {
+    worker: samples.get('typst_pdf_pdf_bytes_total{written_by="worker"}') ?? Number.NaN,
+    server: samples.get('typst_pdf_pdf_bytes_total{written_by="server"}') ?? Number.NaN,
+  };
+}
+
 describe('a PDF its worker writes to the connection', () => {
   let service: Service;
   before(async () => {
@@ -71,14 +80,7 @@ describe('a PDF its worker writes to the connection', () => {
   });
   after(() => service.stop());
 
-  /** Bytes of PDFs written by the workers and by the server so far. */
-  async function writtenBy(): Promise<{ worker: number; server: number }> {
-    const { samples } = await scrape(`${service.url}/metrics`);
-    return {
-      worker: samples.get('typst_pdf_pdf_bytes_total{written_by="worker"}') ?? Number.NaN,
-      server: samples.get('typst_pdf_pdf_bytes_total{written_by="server"}') ?? Number.NaN,
-    };
-  }
+  const writtenBy = () => bytesWrittenBy(service);
 
   it('is the whole answer, as its head announces it, and no byte of it passes the server', async () => {
     const before = await writtenBy();
@@ -166,5 +168,21 @@ describe('a PDF its worker writes to the connection', () => {
     const lengths = (await Promise.all([a.arrayBuffer(), b.arrayBuffer()])).map((pdf) => pdf.byteLength);
     const after = await writtenBy();
     assert.equal(after.worker - before.worker + after.server - before.server, lengths[0]! + lengths[1]!, 'the abandoned PDF was not sent');
+  });
+});
+
+describe('WORKER_WRITES_PDF_BYTES=0', () => {
+  it('has the server send every PDF, large ones too', async () => {
+    const service = await startService({ ...NO_RATE_LIMIT, WORKERS: '1', WORKER_WRITES_PDF_BYTES: '0' });
+    try {
+      const res = await generate(service, report(900, 'the large one'));
+      assert.equal(res.status, 200);
+      const pdf = Buffer.from(await res.arrayBuffer());
+      assert.ok(pdf.length >= 32 * 1024, `${pdf.length} bytes`);
+      assert.match(pdfText(pdf), /Row 899 of the large one/);
+      assert.deepEqual(await bytesWrittenBy(service), { worker: 0, server: pdf.length });
+    } finally {
+      await service.stop();
+    }
   });
 });

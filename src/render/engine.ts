@@ -103,6 +103,8 @@ export interface EngineOptions {
   fonts?: FontCatalog;
   /** Largest PDF answered (MAX_PDF_BYTES); the worker answers 422 past it. */
   maxPdfBytes?: number;
+  /** WORKER_WRITES_PDF_BYTES: a PDF from this size on stays in the worker, which writes it to the client (0 or unset: never). */
+  workerWritesPdfBytes?: number;
   /** The engine of a request without a `typst` field (TYPST_VERSION); 0.11 when unset. */
   defaultEngine?: EngineId;
   /** MAX_IMAGE_PIXELS, for the worker's exact check of a body whose `data` was left to Typst. */

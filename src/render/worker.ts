@@ -65,14 +65,6 @@ function forgetStrings(dropped?: TypstEngine): void {
 }
 
 /**
- * A PDF from this size on is kept here and written by this process to its
- * client's socket (pool.ts: PdfDelivery), not sent through the server:
- * the pipe and the server's write cost the server about 4.5 µs per KB
- * (a 270 KB report: 1.2 ms of its CPU), the order to write about 0.05 ms.
- */
-const HELD_PDF_BYTES = 32 * 1024;
-
-/**
  * Writes what the client's socket takes at once, without waiting (the
  * socket is non-blocking), and lets go of the socket. Returns how much of
  * the PDF the server is not to send: all of it if the client is gone.
@@ -141,6 +133,9 @@ async function main(): Promise<void> {
   const evictionCost = new EvictionCost(cpuMsSince());
   let replacementAsked = false;
   const runner = new JobRunner(engines, options, evictionCost);
+  // A PDF from this size on is kept here and written by this process to its client's socket (pool.ts: PdfDelivery),
+  // not sent through the server: by the pipe and the server's write, a 270 KB report cost the server 0.9 ms more.
+  const heldPdfBytes = options.workerWritesPdfBytes || Number.POSITIVE_INFINITY;
   // This process's resident memory, read the way the pool reads it (one read per job).
   const self = new WorkerWatch(process.pid);
   const residentBytes = () => self.residentBytes() ?? 0;
@@ -186,7 +181,7 @@ async function main(): Promise<void> {
     const { result, garbage } = runner.run(job, answer);
     const report = { compileMs: performance.now() - begun, residentBytes: residentBytes() };
     const end = () => endJob(frame, job.layout.assets.length > 0, garbage);
-    if (result.kind === 'pdf' && result.pdf.length >= HELD_PDF_BYTES && !job.layout.signature) {
+    if (result.kind === 'pdf' && result.pdf.length >= heldPdfBytes && !job.layout.signature) {
       // The head now, the PDF on the pool's order; the job's clean-up waits for it, so it is not on the answer's path.
       writeResult(pipe, frame.id, { ...result, ...report }, () => undefined, true);
       holding = { id: frame.id, pdf: result.pdf, answer, end };
