@@ -342,7 +342,7 @@ export const SETTINGS: readonly Setting[] = [
     key: 'workerWritesPdfBytes',
     meaning:
       "A PDF of at least this many bytes is written to the client's connection by the worker that made it, not passed through the server (a signed PDF excepted): the server lends the worker the connection once it has written the answer's head. 0: the server sends every PDF",
-    read: whole(32 * 1024, 0, 1024 * 1024 * 1024),
+    read: whole(512 * 1024, 0, 1024 * 1024 * 1024),
   },
   {
     name: 'READER_STALL_TIMEOUT_MS',

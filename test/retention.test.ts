@@ -230,6 +230,8 @@ describe('request content in memory, at the answer', () => {
       BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
       CRASHES_PER_MINUTE: '1',
       EINVOICE_RULES: `MINIMUM=${RULES}`,
+      // Its workers write PDFs from 32 KiB on to the connection themselves (512 KiB by default), so that cases of both ways are scanned.
+      WORKER_WRITES_PDF_BYTES: String(32 * 1024),
       ...identity.env,
     });
   });

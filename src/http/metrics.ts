@@ -129,7 +129,7 @@ export class ServiceMetrics {
   readonly pdfBytes = new Counter({
     name: `${PREFIX}pdf_bytes_total`,
     help:
-      "Bytes of PDFs answered, by who wrote them to the client's connection: the worker that made the PDF (from WORKER_WRITES_PDF_BYTES, 32 KiB by default), " +
+      "Bytes of PDFs answered, by who wrote them to the client's connection: the worker that made the PDF (from WORKER_WRITES_PDF_BYTES, 512 KiB by default), " +
       'or the server (smaller PDFs, signed ones, and what the connection of a slow reader did not take at once)',
     labelNames: ['written_by'] as const,
     registers: [this.registry],

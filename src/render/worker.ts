@@ -134,7 +134,7 @@ async function main(): Promise<void> {
   let replacementAsked = false;
   const runner = new JobRunner(engines, options, evictionCost);
   // A PDF from this size on is kept here and written by this process to its client's socket (pool.ts: PdfDelivery),
-  // not sent through the server: by the pipe and the server's write, a 270 KB report cost the server 0.9 ms more.
+  // not sent through the server (from 512 KiB unless the operator says otherwise: docs/performance.md).
   const heldPdfBytes = options.workerWritesPdfBytes || Number.POSITIVE_INFINITY;
   // This process's resident memory, read the way the pool reads it (one read per job).
   const self = new WorkerWatch(process.pid);
