@@ -38,6 +38,8 @@ const SMALL_KEY = 'retention-small-key-0123456789';
 const HASHED_KEY = marker('HASHEDKEY');
 /** A body with no byte for this long is answered 408 (BODY_TIMEOUT_MS). */
 const BODY_TIMEOUT_MS = 1000;
+/** Template lines that make the marked request's PDF over 32 KiB, the data's marker on each. */
+const LARGE_PDF = '\n#for i in range(1500) [#data.secret, line #i #lorem(8)\n\n]';
 /** A key whose requests crash the engine, for the 500 and the crash limit's 429 (CRASHES_PER_MINUTE=1). */
 const CRASH_KEY = 'retention-crash-key-0123456789';
 
@@ -247,6 +249,18 @@ describe('request content in memory, at the answer', () => {
     const answer = readAll(socket);
     await send(socket, Buffer.from(JSON.stringify(body)));
     return { res: await answer, markers };
+  }
+
+  /** The marked request, with `extraTemplate` after a long loop, from a client that leaves while a worker compiles it. */
+  async function goneMidCompile(extraTemplate: string): Promise<Markers> {
+    const { body, markers } = markedRequest(`\n#for i in range(1000000) { let x = i * i }${extraTemplate}`);
+    const abort = new AbortController();
+    const pending = generate(service, body, { signal: abort.signal }).catch((error: Error) => error);
+    while ((await readiness(service)).busy === 0) await sleep(20);
+    abort.abort();
+    assert.ok((await pending) instanceof Error, 'the request was cut off');
+    await waitIdle(service);
+    return markers;
   }
 
   /** Sends, waits until the answer has been read, waits AFTER_ANSWER_MS, scans. */
@@ -593,37 +607,16 @@ describe('request content in memory, at the answer', () => {
     },
     {
       name: 'a client gone mid-compile',
-      async run() {
-        const { body, markers } = markedRequest('\n#for i in range(1000000) { let x = i * i }');
-        const abort = new AbortController();
-        const pending = generate(service, body, { signal: abort.signal }).catch((error: Error) => error);
-        // Gone while a worker compiles it.
-        while ((await readiness(service)).busy === 0) await sleep(20);
-        abort.abort();
-        assert.ok((await pending) instanceof Error, 'the request was cut off');
-        await waitIdle(service);
-        return markers;
-      },
+      run: () => goneMidCompile(''),
     },
     {
       name: 'a client gone mid-compile of a large PDF (its worker held it for the connection, then dropped it)',
-      async run() {
-        const { body, markers } = markedRequest(
-          '\n#for i in range(1000000) { let x = i * i }\n#for i in range(1500) [#data.secret, line #i #lorem(8)\n\n]',
-        );
-        const abort = new AbortController();
-        const pending = generate(service, body, { signal: abort.signal }).catch((error: Error) => error);
-        while ((await readiness(service)).busy === 0) await sleep(20);
-        abort.abort();
-        assert.ok((await pending) instanceof Error, 'the request was cut off');
-        await waitIdle(service);
-        return markers;
-      },
+      run: () => goneMidCompile(LARGE_PDF),
     },
     {
       name: 'a 200 whose PDF its worker wrote to the connection itself (32 KiB and more)',
       async run() {
-        const { body, markers } = markedRequest('\n#for i in range(1500) [#data.secret, line #i #lorem(8)\n\n]');
+        const { body, markers } = markedRequest(LARGE_PDF);
         const res = await generate(service, body);
         assert.equal(res.status, 200);
         const pdf = Buffer.from(await res.arrayBuffer());
