@@ -27,7 +27,7 @@ import type { Socket } from 'node:net';
 import { EINVOICE_PROFILES } from '../api-values.js';
 import type { BodyLayout, Job } from '../bytes/layout.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
-import { wipe } from '../retention/wipe.js';
+import { wipe, wipeReadChunk } from '../retention/wipe.js';
 import { ENGINE_IDS, PDF_STANDARDS } from '../typst-version.js';
 import type { JobReport, JobResult } from './job.js';
 
@@ -290,10 +290,10 @@ class KeptFrameBuffer {
 const KEPT_RESULT_BYTES = 4 * 1024 * 1024;
 
 /**
- * Collects frames from 'data' chunks (the server's side of the pipe).
- * Each chunk is copied into the frame's own buffer and then zero-filled,
- * so the only copy left is the one the receiver owns, wipes and gives back
- * (`giveBack`).
+ * Collects frames from 'data' chunks (the server's side of the pipe; this
+ * is their only reader). Each chunk is copied into the frame's own buffer,
+ * then zero-filled and freed (wipeReadChunk), so the only copy left is the
+ * one the receiver owns, wipes and gives back (`giveBack`).
  */
 export class FrameReader {
   private readonly length = Buffer.alloc(LENGTH_BYTES);
@@ -329,7 +329,7 @@ export class FrameReader {
         this.onFrame(frameOf(frame));
       }
     }
-    wipe(chunk);
+    wipeReadChunk(chunk);
   }
 
   /** Takes back a frame's buffer once its receiver has wiped it. */

@@ -3,7 +3,7 @@
  *
  * Node hands the body over in chunks, each its own copy of bytes read from
  * the socket; every chunk is copied into the body buffer, zero-filled and
- * freed at once (wipeBodyChunk: this listener is the chunk's only reader),
+ * freed at once (wipeReadChunk: this listener is the chunk's only reader),
  * so the body buffer is the only copy, and whoever holds it wipes it when
  * done (releaseBody: large bodies are in reused buffers,
  * retention/body-pool.ts).
@@ -21,7 +21,7 @@ import type { Readable } from 'node:stream';
 import { bodyBuffer, copyIntoBody, releaseBody } from '../retention/body-pool.js';
 import { discardBody } from '../retention/wipe-after-response.js';
 import { BodyRefusedError, type Room } from './pending-bodies.js';
-import { wipeBodyChunk } from '../retention/wipe.js';
+import { wipeReadChunk } from '../retention/wipe.js';
 
 export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
@@ -74,12 +74,12 @@ export function receiveBody(stream: Readable, { declaredLength, limit, idleMs, r
       idle.refresh();
       if (received + chunk.length > body.length) {
         if (declaredLength !== undefined || received + chunk.length > limit) {
-          wipeBodyChunk(chunk);
+          wipeReadChunk(chunk);
           return stop(declaredLength === undefined ? new BodyTooLargeError() : new BodyIncompleteError());
         }
         const size = Math.min(limit, Math.max(body.length * 2, received + chunk.length));
         if (!room.grow(size - body.length)) {
-          wipeBodyChunk(chunk);
+          wipeReadChunk(chunk);
           return stop(new BodyRefusedError());
         }
         const grown = bodyBuffer(size);
@@ -89,7 +89,7 @@ export function receiveBody(stream: Readable, { declaredLength, limit, idleMs, r
       }
       copyIntoBody(chunk, body, received);
       received += chunk.length;
-      wipeBodyChunk(chunk);
+      wipeReadChunk(chunk);
     };
     const onEnd = () => {
       if (settled) return;

@@ -20,7 +20,7 @@ import { freedMemoryFill, startedWithFill } from './freed-memory-fill.js';
  * line (NODE_OPTIONS cannot carry them):
  *
  * (No flag sizes the old generation: the chunks of a large body, each a
- * buffer of its own, are freed as they are received (wipeBodyChunk), so V8 no
+ * buffer of its own, are freed as they are received (wipeReadChunk), so V8 no
  * longer counts them against it. With `--initial-old-space-size=64`,
  * which that once needed, 9 MB bodies cost the server the same CPU, and
  * it held 6 MiB more.)

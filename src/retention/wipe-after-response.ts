@@ -15,7 +15,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
 import { Holdings } from './holdings.js';
-import { wipeBodyChunk } from './wipe.js';
+import { wipeReadChunk } from './wipe.js';
 import { isParserScrub, scrubParserBufferOf, scrubReadBuffers } from './read-buffer-scrub.js';
 import { scrubAfterAnswer, setScrubs } from './scrub-timer.js';
 
@@ -46,7 +46,7 @@ function holdingsOf(response: ServerResponse): Holdings {
 
 /** Zero-fills and frees every chunk still to come, as the stream's only reader: for bodies that are answered without being read, or refused part-way (request/receive.ts). */
 export function discardBody(stream: Readable): void {
-  stream.on('data', wipeBodyChunk);
+  stream.on('data', wipeReadChunk);
   stream.resume();
 }
 

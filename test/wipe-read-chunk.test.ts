@@ -1,5 +1,5 @@
 /**
- * wipeBodyChunk (src/retention/wipe.ts): a chunk a stream handed over is
+ * wipeReadChunk (src/retention/wipe.ts): a chunk a stream handed over is
  * zero-filled, and freed at once when it is the whole of its ArrayBuffer.
  * The service counts on Node giving every piece of an HTTP body a buffer of
  * its own (with a length, chunked, after 100 Continue): checked here on real
@@ -13,22 +13,22 @@ import { once } from 'node:events';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { wipeBodyChunk } from '../src/retention/wipe.js';
+import { wipeReadChunk } from '../src/retention/wipe.js';
 
-/** Whether a chunk is all of its own ArrayBuffer: what wipeBodyChunk frees. */
+/** Whether a chunk is all of its own ArrayBuffer: what wipeReadChunk frees. */
 const ownsItsBuffer = (chunk: Uint8Array) => chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength;
 
-describe('wipeBodyChunk', () => {
+describe('wipeReadChunk', () => {
   it('frees a chunk that is the whole of its buffer', () => {
     const chunk = Buffer.from(new Uint8Array(100_000).fill(7).buffer);
-    wipeBodyChunk(chunk);
+    wipeReadChunk(chunk);
     assert.equal(chunk.buffer.detached, true);
     assert.equal(chunk.length, 0);
   });
 
   it('zero-fills a view of part of a buffer, and leaves the rest of it alone', () => {
     const whole = Buffer.alloc(300, 7);
-    wipeBodyChunk(whole.subarray(100, 200));
+    wipeReadChunk(whole.subarray(100, 200));
     assert.equal(whole.buffer.detached, false);
     assert.ok(whole.subarray(100, 200).every((byte) => byte === 0));
     assert.ok(whole.subarray(0, 100).every((byte) => byte === 7));
@@ -37,14 +37,14 @@ describe('wipeBodyChunk', () => {
 
   it('zero-fills shared memory, which cannot be freed', () => {
     const chunk = new Uint8Array(new SharedArrayBuffer(64)).fill(7);
-    wipeBodyChunk(chunk);
+    wipeReadChunk(chunk);
     assert.ok(chunk.every((byte) => byte === 0));
   });
 
   it('leaves a chunk already freed as it is', () => {
     const chunk = Buffer.from(new ArrayBuffer(64));
-    wipeBodyChunk(chunk);
-    assert.doesNotThrow(() => wipeBodyChunk(chunk));
+    wipeReadChunk(chunk);
+    assert.doesNotThrow(() => wipeReadChunk(chunk));
   });
 
   /** Posts `send`'s body to a `node:http` server whose one 'data' listener checks and frees every piece; resolves with the count of pieces. */
@@ -54,7 +54,7 @@ describe('wipeBodyChunk', () => {
       request.on('data', (chunk: Buffer) => {
         pieces++;
         assert.ok(ownsItsBuffer(chunk), 'a piece of a body is the whole of its buffer');
-        wipeBodyChunk(chunk);
+        wipeReadChunk(chunk);
         assert.equal((chunk.buffer as ArrayBuffer).detached, true);
       });
       request.on('end', () => response.end());
