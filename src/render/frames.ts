@@ -5,8 +5,8 @@
  * only here, as bytes, never through Node's IPC serializer: nothing on this
  * path becomes a JavaScript string, and every buffer can be zero-filled
  * once its step is done. Node's IPC channel keeps the messages of a
- * worker's start (its options, then ready or fatal) and its request to be
- * replaced (worker-messages.ts).
+ * worker's start (its options, then ready or fatal), its request to be
+ * replaced and the orders for a PDF it holds (worker-messages.ts).
  *
  * A frame: u32 length of what follows, u8 type, u32 job id, then the fields
  * of its type (all integers little-endian):

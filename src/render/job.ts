@@ -4,8 +4,9 @@
  * worker and the worker its engine. The parts of a result a worker words
  * (warnings, a template's failure) are in src/api-values.ts.
  * Jobs and results travel as frames of raw bytes on the worker's own pipe
- * (frames.ts); a worker's start and its request to be replaced go over
- * Node's IPC channel (worker-messages.ts: they carry no request content).
+ * (frames.ts); a worker's start, its request to be replaced and the
+ * orders for a PDF it holds go over Node's IPC channel (worker-messages.ts:
+ * they carry no request content).
  */
 import type { EngineId } from '../typst-version.js';
 

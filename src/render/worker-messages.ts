@@ -2,7 +2,8 @@
  * What the pool and a worker tell each other over Node's IPC channel: the
  * pool sends the worker its options once, right after the fork, and the
  * worker answers ready or fatal; later it may ask, once, to be replaced
- * (eviction-cost.ts). The options travel here rather than on the command
+ * (eviction-cost.ts); and for a PDF a worker holds, the pool orders it
+ * written to the client's socket (sent along), by the pipe, or dropped. The options travel here rather than on the command
  * line, where the font catalogue they hold would fill every `ps` line of a
  * worker.
  * Nothing of a request ever takes this channel (jobs are frames, frames.ts).

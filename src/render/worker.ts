@@ -4,7 +4,8 @@
  * runs each (job-run.ts), writes its result, and clears what the job left
  * before the next. Jobs arrive, and results leave, as frames of raw bytes
  * on fd 3 (frames.ts); the IPC channel carries only its start (its options
- * in, ready or fatal out) and, at most once, its request to be replaced
+ * in, ready or fatal out), at most once its request to be replaced, and the
+ * orders for the PDFs it holds, with the client's socket to write to
  * (worker-messages.ts).
  * The server kills it when a job overruns; it writes nothing to disk, logs
  * nothing of a job, and wipes every buffer of a job once it is sent.
