@@ -95,6 +95,8 @@ interface Slot {
   /** A spare takes no job until it replaces a worker that ended. */
   role: 'worker' | 'spare';
   state: 'starting' | 'idle' | 'busy' | 'stopping';
+  /** When it last became idle (performance.now()). */
+  idleSince: number;
   jobs: number;
   /** The worker asked to be replaced (eviction-cost.ts): it is, once idle. */
   replacementAsked?: boolean;
@@ -275,7 +277,7 @@ export class RenderPool extends EventEmitter {
     const pipe = child.stdio[3] as Socket;
     const watcher = child.pid === undefined ? undefined : new WorkerWatch(child.pid);
     const reader = new FrameReader((frame) => this.onFrame(slot, frame));
-    const slot: Slot = { child, pipe, reader, role, state: 'starting', jobs: 0, watcher };
+    const slot: Slot = { child, pipe, reader, role, state: 'starting', idleSince: 0, jobs: 0, watcher };
     watchAllocationFailure(child.stderr!, () => (slot.allocationFailed = true));
     pipe.on('data', (chunk: Buffer) => {
       try {
@@ -296,6 +298,7 @@ export class RenderPool extends EventEmitter {
           settled = true;
           this.consecutiveStartFailures = 0;
           slot.state = 'idle';
+          slot.idleSince = performance.now();
           this.emit('started', { seconds: (performance.now() - spawnedAt) / 1000 });
           resolve();
           this.dispatch();
@@ -388,9 +391,16 @@ export class RenderPool extends EventEmitter {
     else setTimeout(start, delay).unref();
   }
 
+  /**
+   * The worker idle the longest: a worker cleans up after it has answered (worker.ts), and one that
+   * answered last may still be at it, while another that is done could start the job at once.
+   */
   private idleSlot(): Slot | undefined {
-    for (const slot of this.slots) if (slot.role === 'worker' && slot.state === 'idle') return slot;
-    return undefined;
+    let found: Slot | undefined;
+    for (const slot of this.slots) {
+      if (slot.role === 'worker' && slot.state === 'idle' && (!found || slot.idleSince < found.idleSince)) found = slot;
+    }
+    return found;
   }
 
   private dispatch(): void {
@@ -553,6 +563,7 @@ export class RenderPool extends EventEmitter {
       this.kill(slot, 'memory');
     } else {
       slot.state = 'idle';
+      slot.idleSince = performance.now();
     }
     this.dispatch();
   }

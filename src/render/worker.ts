@@ -154,9 +154,27 @@ async function main(): Promise<void> {
     const { id, pdf, answer, end } = holding;
     holding = undefined;
     const written = order.drop ? pdf.length : socket ? writeToClient(socket, pdf) : 0;
-    writeRest(pipe, id, pdf.subarray(written), () => answer.wipe());
-    end();
+    writeRest(pipe, id, pdf.subarray(written), afterWrite(answer, end));
   });
+
+  /**
+   * The clean-up of the job whose answer is going out: it waits until the pipe has all of it. What the
+   * pipe does not take at once is written by this process's event loop, which a clean-up run at once
+   * (the cache eviction: 90 ms after a 50-page report) would hold up, and the answer with it.
+   */
+  let ending: (() => void) | undefined;
+  const endNow = () => {
+    const end = ending;
+    ending = undefined;
+    end?.();
+  };
+  const afterWrite = (answer: Holdings, end: () => void) => {
+    ending = end;
+    return () => {
+      answer.wipe();
+      endNow();
+    };
+  };
 
   function onFrame(frame: Frame): void {
     if (frame.type !== FrameType.Job) {
@@ -164,6 +182,8 @@ async function main(): Promise<void> {
       reader.giveBack(frame);
       return;
     }
+    // A job sent before the last one's answer was all written: that one's clean-up comes first.
+    endNow();
     // The job is read whole: a worker that dies from here on dies with it (the pool knows from the pipe, frames.ts).
     // libxml2 (the e-invoices' XSD check) is loaded by the worker's first e-invoice, so other workers neither wait for nor hold it.
     if (schemasLoaded() || !readJob(frame).layout.pdf?.einvoice) compile(frame);
@@ -188,8 +208,7 @@ async function main(): Promise<void> {
       holding = { id: frame.id, pdf: result.pdf, answer, end };
       return;
     }
-    writeResult(pipe, frame.id, { ...result, ...report }, () => answer.wipe());
-    end();
+    writeResult(pipe, frame.id, { ...result, ...report }, afterWrite(answer, end));
   }
 
   function endJob(frame: Frame, hadAssets: boolean, garbage: ReturnType<JobRunner['run']>['garbage']): void {
