@@ -67,17 +67,9 @@ export class AnswerLimits extends EventEmitter<{ stalled: [requestId: string] }>
     return reply.send(Readable.from(slices(pdf), { objectMode: false }));
   }
 
-  /**
-   * Sends a PDF of `pdfBytes` its worker holds (worker-written-body.ts),
-   * counted and cut off as `send` does. A response closed before the PDF
-   * was taken has it dropped: the worker wipes it.
-   */
+  /** Sends a PDF of `pdfBytes` its worker holds (worker-written-body.ts), counted and cut off as `send` does. */
   sendHeld(request: FastifyRequest, reply: FastifyReply, pdfBytes: number, delivery: PdfDelivery): FastifyReply {
-    if (reply.raw.closed) delivery.drop();
-    else {
-      this.holdUntilClosed(request, reply, pdfBytes);
-      reply.raw.once('close', () => delivery.drop());
-    }
+    if (!reply.raw.closed) this.holdUntilClosed(request, reply, pdfBytes);
     return reply.send(new WorkerWrittenBody(reply.raw, delivery));
   }
 

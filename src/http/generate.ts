@@ -223,14 +223,14 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
       }
       throw error;
     }
-    // A PDF its worker holds is dropped on every way out but the answer's (the worker wipes it).
-    const held = result.kind === 'held' ? result.delivery : undefined;
-    try {
-      return await answerWith(request, reply, job, result);
-    } catch (error) {
-      held?.drop();
-      throw error;
+    // A PDF its worker holds and the answer did not take is dropped once the response is closed, whichever
+    // way it went: the worker wipes it. (Taken, it is not dropped: the order was given.)
+    if (result.kind === 'held') {
+      const { delivery } = result;
+      if (reply.raw.closed) delivery.drop();
+      else reply.raw.once('close', () => delivery.drop());
     }
+    return answerWith(request, reply, job, result);
   };
   /** The answer to a compile that came to `result`. */
   const answerWith = async (request: FastifyRequest, reply: FastifyReply, job: Job, result: RenderResult): Promise<FastifyReply> => {

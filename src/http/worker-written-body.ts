@@ -63,9 +63,4 @@ export class WorkerWrittenBody extends Readable {
       (error: Error) => this.destroy(error),
     );
   }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.delivery.drop();
-    callback(error);
-  }
 }

@@ -223,7 +223,7 @@ export function readJob(frame: Frame): Job {
 }
 
 /** A Held frame: the report, the answer's header values, and the length of the PDF its worker keeps. */
-export type HeldHead = JobReport & { pdfBytes: number; warnings: Buffer; einvoiceWarnings: Buffer };
+export type HeldHead = JobReport & { kind: 'held-head'; pdfBytes: number; warnings: Buffer; einvoiceWarnings: Buffer };
 
 /** Reads a Done, Held or Failed frame: its buffers are views into the frame's bytes. */
 export function readResult(frame: Frame): JobResult | HeldHead {
@@ -235,7 +235,8 @@ export function readResult(frame: Frame): JobResult | HeldHead {
     const einvoiceEnd = warningsEnd + 4 + bytes.readUInt32LE(warningsEnd);
     const warnings = bytes.subarray(fields + 4, warningsEnd);
     const einvoiceWarnings = bytes.subarray(warningsEnd + 4, einvoiceEnd);
-    if (frame.type === FrameType.Held) return { ...report, warnings, einvoiceWarnings, pdfBytes: bytes.readUInt32LE(einvoiceEnd) };
+    if (frame.type === FrameType.Held)
+      return { ...report, kind: 'held-head', warnings, einvoiceWarnings, pdfBytes: bytes.readUInt32LE(einvoiceEnd) };
     return { kind: 'pdf', ...report, warnings, einvoiceWarnings, pdf: bytes.subarray(einvoiceEnd) };
   }
   return { kind: 'failed', ...report, status: bytes.readUInt16LE(fields), errorBody: bytes.subarray(fields + 2) };

@@ -479,7 +479,7 @@ export class RenderPool extends EventEmitter {
     }
     clearTimeout(running.watch);
     release(running);
-    if (!('kind' in result)) {
+    if (result.kind === 'held-head') {
       // Held: the header values are copied out, so that the frame's buffer is free for the rest of the PDF.
       const { held } = running.input;
       const warnings = held.hold(Buffer.from(result.warnings));
