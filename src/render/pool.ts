@@ -95,8 +95,9 @@ interface Slot {
   /** A spare takes no job until it replaces a worker that ended. */
   role: 'worker' | 'spare';
   state: 'starting' | 'idle' | 'busy' | 'stopping';
-  /** When it last became idle (performance.now()). */
+  /** When it last became idle (performance.now()), and how long its last job's compile took. */
   idleSince: number;
+  lastCompileMs: number;
   jobs: number;
   /** The worker asked to be replaced (eviction-cost.ts): it is, once idle. */
   replacementAsked?: boolean;
@@ -115,6 +116,15 @@ interface Slot {
    */
   leftUnread?: boolean;
 }
+
+/**
+ * A compile this long leaves its worker a clean-up to do after it has answered that the next job would
+ * wait for (90 ms after a 50-page report that compiles in 300 ms); a shorter one's is over by the time
+ * the next request comes. Measured at one request at a time: handing the next job to the other worker
+ * took the 200-row report from 42 to 38 ms and the 50-page one from 415 to 315 ms, but made the
+ * e-invoice (a 10 ms compile) 1.4 ms slower, its worker's caches cold (docs/performance.md).
+ */
+const LONG_COMPILE_MS = 20;
 
 const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 
@@ -277,7 +287,7 @@ export class RenderPool extends EventEmitter {
     const pipe = child.stdio[3] as Socket;
     const watcher = child.pid === undefined ? undefined : new WorkerWatch(child.pid);
     const reader = new FrameReader((frame) => this.onFrame(slot, frame));
-    const slot: Slot = { child, pipe, reader, role, state: 'starting', idleSince: 0, jobs: 0, watcher };
+    const slot: Slot = { child, pipe, reader, role, state: 'starting', idleSince: 0, lastCompileMs: 0, jobs: 0, watcher };
     watchAllocationFailure(child.stderr!, () => (slot.allocationFailed = true));
     pipe.on('data', (chunk: Buffer) => {
       try {
@@ -392,15 +402,19 @@ export class RenderPool extends EventEmitter {
   }
 
   /**
-   * The worker idle the longest: a worker cleans up after it has answered (worker.ts), and one that
-   * answered last may still be at it, while another that is done could start the job at once.
+   * The idle worker that answered last, its caches warm; but if its compile took LONG_COMPILE_MS or more,
+   * the one idle the longest: a worker cleans up after it has answered (worker.ts), for about a third of a
+   * long compile's time, and the next job would wait for that.
    */
   private idleSlot(): Slot | undefined {
-    let found: Slot | undefined;
+    let longest: Slot | undefined;
+    let last: Slot | undefined;
     for (const slot of this.slots) {
-      if (slot.role === 'worker' && slot.state === 'idle' && (!found || slot.idleSince < found.idleSince)) found = slot;
+      if (slot.role !== 'worker' || slot.state !== 'idle') continue;
+      if (!longest || slot.idleSince < longest.idleSince) longest = slot;
+      if (!last || slot.idleSince > last.idleSince) last = slot;
     }
-    return found;
+    return last && last.lastCompileMs < LONG_COMPILE_MS ? last : longest;
   }
 
   private dispatch(): void {
@@ -479,6 +493,7 @@ export class RenderPool extends EventEmitter {
     }
     clearTimeout(running.watch);
     release(running);
+    slot.lastCompileMs = result.compileMs;
     if (result.kind === 'held-head') {
       // Held: the header values are copied out, so that the frame's buffer is free for the rest of the PDF.
       const { held } = running.input;
