@@ -6,14 +6,12 @@
  * are wiped, the buffer is lent again.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { checkBody } from '../src/bytes/json-check.js';
 import type { Job } from '../src/bytes/layout.js';
-import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import type { RenderResult } from '../src/render/job.js';
-import { RenderPool } from '../src/render/pool.js';
-import { createSandbox } from '../src/render/sandbox.js';
 import { Holdings } from '../src/retention/holdings.js';
+import { suitePool } from './support/pool.js';
 
 /** A job of `pages` one-line pages: about 390 bytes of PDF a page. */
 function pagesJob(pages: number): Job {
@@ -31,23 +29,7 @@ async function pdfOf(result: RenderResult): Promise<Buffer> {
 }
 
 describe("a worker's result buffer", () => {
-  const sandbox = createSandbox(undefined);
-  const pool = new RenderPool({
-    workers: 1,
-    spareWorkers: 0,
-    compileTimeoutMs: 60_000,
-    queueLimit: 4,
-    queueTimeoutMs: 60_000,
-    workerMaxJobs: 0,
-    maxWorkerMemoryMb: 0,
-    engine: { fonts: loadFontCatalog() },
-    env: sandbox.env,
-  });
-  before(() => pool.start());
-  after(async () => {
-    await pool.close();
-    sandbox.dispose();
-  });
+  const pool = suitePool(1);
 
   it('is lent to one answer at a time: a result held keeps its bytes while the next comes', async () => {
     const first = new Holdings();

@@ -7,14 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkBody } from '../src/bytes/json-check.js';
 import type { Job } from '../src/bytes/layout.js';
-import { loadFontCatalog } from '../src/render/fonts/catalog.js';
-import { LONG_COMPILE_MS, RenderPool } from '../src/render/pool.js';
-import { createSandbox } from '../src/render/sandbox.js';
+import { LONG_COMPILE_MS } from '../src/render/pool.js';
 import { Holdings } from '../src/retention/holdings.js';
+import { suitePool } from './support/pool.js';
 
 function jobOf(template: string): Job {
   const body = Buffer.from(JSON.stringify({ data: {}, template }));
@@ -51,23 +50,7 @@ function cpuMs(pid: number): number {
 }
 
 describe('the worker a job goes to', () => {
-  const sandbox = createSandbox(undefined);
-  const pool = new RenderPool({
-    workers: 2,
-    spareWorkers: 0,
-    compileTimeoutMs: 60_000,
-    queueLimit: 4,
-    queueTimeoutMs: 60_000,
-    workerMaxJobs: 0,
-    maxWorkerMemoryMb: 0,
-    engine: { fonts: loadFontCatalog() },
-    env: sandbox.env,
-  });
-  before(() => pool.start());
-  after(async () => {
-    await pool.close();
-    sandbox.dispose();
-  });
+  const pool = suitePool(2);
 
   /** Runs `job` alone and returns the worker that compiled it: the one whose CPU time grew the most, and by how much. */
   async function workerOf(job: Job): Promise<{ pid: number; compileMs: number; grewMs: number }> {
