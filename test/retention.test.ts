@@ -733,6 +733,28 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: 'two pipelined requests whose client leaves with the first answer unread (the second still waiting its turn)',
+      async run() {
+        const first = markedRequest('\n#for i in range(20000) { pagebreak(); [#i] }');
+        const second = markedRequest();
+        const socket = await open(service);
+        socket.pause();
+        socket.on('error', () => undefined);
+        for (const { body } of [first, second]) {
+          const bytes = Buffer.from(JSON.stringify(body));
+          socket.write(`${head({ 'content-length': bytes.length, connection: 'keep-alive' })}`);
+          socket.write(bytes);
+        }
+        // Both compiled: the first answer (a few MB) fills the connection's buffers, the second is made and waits behind it.
+        while ((await readiness(service)).busy === 0) await sleep(20);
+        await waitIdle(service);
+        await sleep(300);
+        socket.destroy();
+        const prefixed = (prefix: string, markers: Markers) => Object.fromEntries(Object.entries(markers).map(([k, v]) => [prefix + k, v]));
+        return { ...prefixed('first.', first.markers), ...prefixed('second.', second.markers) };
+      },
+    },
+    {
       name: 'a 200 for a key known by its SHA-256, and a 401 for a wrong bearer token',
       async run() {
         const wrongKey = marker('WRONGKEY');

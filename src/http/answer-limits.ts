@@ -17,6 +17,7 @@ import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PdfDelivery } from '../render/job.js';
+import { onAnswerEnd } from '../retention/answer-end.js';
 import { WorkerWrittenBody } from './worker-written-body.js';
 
 declare module 'fastify' {
@@ -85,7 +86,7 @@ export class AnswerLimits extends EventEmitter<{ stalled: [requestId: string] }>
     // (A request made with app.inject has a stand-in socket without timeouts.)
     socket.setTimeout?.(this.options.readerStallMs);
     socket.on('timeout', onStall);
-    reply.raw.once('close', () => {
+    onAnswerEnd(reply.raw, () => {
       this.held -= heldBytes;
       socket.off('timeout', onStall);
     });

@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EINVOICE_PROFILES } from '../api-values.js';
+import { onAnswerEnd } from '../retention/answer-end.js';
 import { giveBack } from '../retention/body-pool.js';
 import type { Holdings } from '../retention/holdings.js';
 import { wipe } from '../retention/wipe.js';
@@ -204,7 +205,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     // ('close' also ends a finished response).
     reply.holdings.hold(bytes, () => giveBack(bytes));
     const abort = new AbortController();
-    reply.raw.once('close', () => {
+    onAnswerEnd(reply.raw, () => {
       if (!reply.raw.writableFinished) abort.abort();
     });
     // A body whose `data` was located, not read, is refused after its compile, with its exact layout (below).
@@ -223,14 +224,16 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
       }
       throw error;
     }
-    // A PDF its worker holds and the answer did not take is dropped once the response is closed, whichever
-    // way it went: the worker wipes it. (Taken, it is not dropped: the order was given.)
-    if (result.kind === 'held') {
-      const { delivery } = result;
-      if (reply.raw.closed) delivery.drop();
-      else reply.raw.once('close', () => delivery.drop());
+    // A PDF its worker holds and the answer did not take is dropped (the worker wipes it) once the answer is
+    // over, and at once if it fails before it takes it. (Taken, it is not dropped: the order was given.)
+    const held = result.kind === 'held' ? result.delivery : undefined;
+    if (held) onAnswerEnd(reply.raw, () => held.drop());
+    try {
+      return await answerWith(request, reply, job, result);
+    } catch (error) {
+      held?.drop();
+      throw error;
     }
-    return answerWith(request, reply, job, result);
   };
   /** The answer to a compile that came to `result`. */
   const answerWith = async (request: FastifyRequest, reply: FastifyReply, job: Job, result: RenderResult): Promise<FastifyReply> => {

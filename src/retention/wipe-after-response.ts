@@ -5,14 +5,15 @@
  *
  * `reply.holdings` is the response's `Holdings` (holdings.ts): a buffer
  * handed to it with `reply.holdings.hold(buffer)` is wiped when the response
- * has been handed to the kernel ('finish') or the connection went away
- * ('close'), whichever comes first; a buffer held after that (or after the
+ * has been handed to the kernel ('finish') or the answer is over (answer-end.ts),
+ * whichever comes first; a buffer held after that (or after the
  * client left) is wiped at once.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { onAnswerEnd } from './answer-end.js';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
 import { Holdings } from './holdings.js';
 import { wipeReadChunk } from './wipe.js';
@@ -36,11 +37,11 @@ function holdingsOf(response: ServerResponse): Holdings {
     byResponse.set(response, made);
     const wipeHeld = () => made.wipe();
     response.once('finish', wipeHeld);
-    response.once('close', wipeHeld);
+    onAnswerEnd(response, wipeHeld);
     holdings = made;
   }
-  // A response already sent or abandoned (a client gone while its job ran) has no 'finish' or 'close' to come.
-  if (response.writableFinished || response.destroyed) holdings.wipe();
+  // A response already sent has no 'finish' to come (one abandoned, no end: onAnswerEnd ran at once).
+  if (response.writableFinished) holdings.wipe();
   return holdings;
 }
 
@@ -95,7 +96,7 @@ export function wipeSocketReads(server: Server): void {
   });
   server.on('request', (request: IncomingMessage, response) => {
     const started = heap.requestStarts();
-    response.once('close', () => {
+    onAnswerEnd(response, () => {
       // After the onResponse hooks, which read the head (the log line, the metrics) a few turns later.
       setImmediate(forgetHead, request);
       // The request no longer counts as in flight before the scrubs are asked for.
