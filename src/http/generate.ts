@@ -202,7 +202,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     // The body is wiped when the response is done or abandoned; a pool buffer (retention/body-pool.ts) goes back
     // once this handler has ended too (usedUntil, below): only then have the pipe to the worker and the signer
     // stopped reading from it. A client that leaves while its job waits frees its place in the queue
-    // ('close' also ends a finished response).
+    // (an answer that ends once sent aborts nothing).
     reply.holdings.hold(bytes, () => giveBack(bytes));
     const abort = new AbortController();
     onAnswerEnd(reply.raw, () => {

@@ -17,9 +17,9 @@ import type { Socket } from 'node:net';
 /** The answers of each connection that have not ended yet, each with what runs when it does. */
 const pendingOf = new WeakMap<Socket, Map<ServerResponse, (() => void)[]>>();
 
-/** Whether `response` is over: closed, or its connection is (a request made with `inject` has no real one). */
+/** Whether `response` is over: closed or destroyed, or its connection is (a request made with `inject` has no real one). */
 function ended(response: ServerResponse): boolean {
-  return response.closed || response.req.socket?.destroyed === true;
+  return response.closed || response.destroyed || response.req.socket?.destroyed === true;
 }
 
 /** Runs `run` once `response` is over: at once if it is already. */
