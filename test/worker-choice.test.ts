@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkBody } from '../src/bytes/json-check.js';
 import type { Job } from '../src/bytes/layout.js';
-import { LONG_COMPILE_MS } from '../src/render/pool.js';
+import { LONG_COMPILE_MS, type RenderPool } from '../src/render/pool.js';
 import { Holdings } from '../src/retention/holdings.js';
 import { suitePool } from './support/pool.js';
 
@@ -25,6 +25,8 @@ function jobOf(template: string): Job {
 /** A compile of about 50 to 100 ms, and one of a few ms; each makes a one-page PDF. */
 const long = () => jobOf('#let s = 0\n#for i in range(300000) { s += i }\n#s');
 const short = () => jobOf('#lorem(100)');
+/** About 10 ms of compile: short, yet plain in its worker's CPU time beside a worker that has just started. */
+const medium = () => jobOf('#let s = 0\n#for i in range(40000) { s += i }\n#s');
 
 /** This process's children: the pool's workers (the only processes this file starts). */
 function workerPids(): number[] {
@@ -49,32 +51,43 @@ function cpuMs(pid: number): number {
   return ns / 1e6;
 }
 
+/** Waits until none of `pids` has spent more than 0.5 ms of CPU in 100 ms. */
+async function quiet(pids: number[]): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const before = pids.map(cpuMs);
+    await sleep(100);
+    if (pids.every((pid, at) => cpuMs(pid) - before[at]! < 0.5)) return;
+  }
+  assert.fail('the workers never went quiet');
+}
+
+/** Runs `job` alone and returns the worker that compiled it: the one whose CPU time grew the most, and by how much. */
+async function workerOf(pool: RenderPool, job: Job): Promise<{ pid: number; compileMs: number; grewMs: number }> {
+  const pids = workerPids();
+  assert.equal(pids.length, 2, 'two workers');
+  // The last job's worker cleans up after its answer, and a new worker settles after its start: both done first,
+  // so that only this compile shows. (Which worker the pool chooses does not depend on time.)
+  await quiet(pids);
+  const before = pids.map(cpuMs);
+  const holdings = new Holdings();
+  const result = await pool.render(job, holdings);
+  assert.equal(result.kind, 'pdf');
+  holdings.wipe();
+  const grew = pids.map((pid, i) => cpuMs(pid) - before[i]!);
+  const at = grew[0]! >= grew[1]! ? 0 : 1;
+  return { pid: pids[at]!, compileMs: result.compileMs, grewMs: grew[at]! };
+}
+
 describe('the worker a job goes to', () => {
   const pool = suitePool(2);
-
-  /** Runs `job` alone and returns the worker that compiled it: the one whose CPU time grew the most, and by how much. */
-  async function workerOf(job: Job): Promise<{ pid: number; compileMs: number; grewMs: number }> {
-    const pids = workerPids();
-    assert.equal(pids.length, 2, 'two workers');
-    // The last job's worker cleans up after its answer: done by then, so that only this compile shows. (The choice does not depend on time.)
-    await sleep(150);
-    const before = pids.map(cpuMs);
-    const holdings = new Holdings();
-    const result = await pool.render(job, holdings);
-    assert.equal(result.kind, 'pdf');
-    holdings.wipe();
-    const grew = pids.map((pid, i) => cpuMs(pid) - before[i]!);
-    const at = grew[0]! >= grew[1]! ? 0 : 1;
-    return { pid: pids[at]!, compileMs: result.compileMs, grewMs: grew[at]! };
-  }
 
   it('is the one that answered last after a short compile, the other after a long one', async () => {
     // The rule is checked against the compile time the pool itself was told (a short compile on a loaded machine may be long).
     const jobs = [short, short, short, long, long, short, short, long, short];
-    let last = await workerOf(short());
+    let last = await workerOf(pool, short());
     const seen = { same: 0, other: 0 };
     for (const job of jobs) {
-      const next = await workerOf(job());
+      const next = await workerOf(pool, job());
       assert.ok(next.grewMs >= 1, `the compile shows in its worker's CPU time (${next.grewMs.toFixed(2)} ms)`);
       if (last.compileMs < LONG_COMPILE_MS) {
         assert.equal(next.pid, last.pid, `after a ${last.compileMs.toFixed(1)} ms compile, the same worker`);
@@ -86,5 +99,34 @@ describe('the worker a job goes to', () => {
       last = next;
     }
     assert.ok(seen.same >= 2 && seen.other >= 2, `both cases came up (${JSON.stringify(seen)})`);
+  });
+});
+
+describe('a worker started in place of another', () => {
+  const pool = suitePool(2, 3);
+
+  /** Waits until two workers are up and ready (one ended after WORKER_MAX_JOBS is replaced). */
+  async function twoReady(): Promise<void> {
+    for (let i = 0; i < 200 && (workerPids().length !== 2 || pool.stats().ready < 2); i++) await sleep(50);
+    assert.equal(workerPids().length, 2, 'two workers again');
+  }
+
+  it('is idle the longest: after a short compile the warm worker takes the next job, after a long one the new worker', async () => {
+    const original = workerPids();
+    const lastCompile = new Map<number, number>();
+    for (let i = 0; i < 12 && original.every((pid) => workerPids().includes(pid)); i++) {
+      const ran = await workerOf(pool, medium());
+      await twoReady();
+      // A worker ended at once after its third job: that job was its own (its CPU time could not be read after it).
+      lastCompile.set(original.find((pid) => !workerPids().includes(pid)) ?? ran.pid, ran.compileMs);
+    }
+    const other = original.find((pid) => workerPids().includes(pid));
+    const fresh = workerPids().find((pid) => !original.includes(pid));
+    assert.ok(other !== undefined && fresh !== undefined, 'one worker was replaced (WORKER_MAX_JOBS 3)');
+    // The warm worker is the one that answered last (or, if it never ran, the older one of two never used).
+    const warmCompile = lastCompile.get(other) ?? 0;
+    const expected = warmCompile < LONG_COMPILE_MS ? other : fresh;
+    // A long job, whose worker its CPU time shows beyond doubt (which worker it goes to does not depend on its own length).
+    assert.equal((await workerOf(pool, long())).pid, expected, `after the warm worker's ${warmCompile.toFixed(1)} ms compile`);
   });
 });

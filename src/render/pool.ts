@@ -95,7 +95,10 @@ interface Slot {
   /** A spare takes no job until it replaces a worker that ended. */
   role: 'worker' | 'spare';
   state: 'starting' | 'idle' | 'busy' | 'stopping';
-  /** When it last became idle (performance.now()), and how long its last job's compile took. */
+  /**
+   * When it last became idle (performance.now()), and how long its last job's compile took. A new
+   * worker's is 0: idle the longest, it takes a job after the warm ones (its first compiles read fonts).
+   */
   idleSince: number;
   lastCompileMs: number;
   jobs: number;
@@ -308,7 +311,6 @@ export class RenderPool extends EventEmitter {
           settled = true;
           this.consecutiveStartFailures = 0;
           slot.state = 'idle';
-          slot.idleSince = performance.now();
           this.emit('started', { seconds: (performance.now() - spawnedAt) / 1000 });
           resolve();
           this.dispatch();

@@ -7,8 +7,8 @@ import { loadFontCatalog } from '../../src/render/fonts/catalog.js';
 import { RenderPool } from '../../src/render/pool.js';
 import { createSandbox } from '../../src/render/sandbox.js';
 
-/** A pool of `workers` workers and no spare, no limits a test could reach, and no recycling. */
-export function suitePool(workers: number): RenderPool {
+/** A pool of `workers` workers and no spare, no limits a test could reach, and no recycling unless `workerMaxJobs` is given. */
+export function suitePool(workers: number, workerMaxJobs = 0): RenderPool {
   const sandbox = createSandbox(undefined);
   const pool = new RenderPool({
     workers,
@@ -16,7 +16,7 @@ export function suitePool(workers: number): RenderPool {
     compileTimeoutMs: 60_000,
     queueLimit: 4,
     queueTimeoutMs: 60_000,
-    workerMaxJobs: 0,
+    workerMaxJobs,
     maxWorkerMemoryMb: 0,
     engine: { fonts: loadFontCatalog() },
     env: sandbox.env,
