@@ -62,7 +62,7 @@ async function quiet(pids: number[]): Promise<void> {
 }
 
 /** Runs `job` alone and returns the worker that compiled it: the one whose CPU time grew the most, and by how much. */
-async function workerOf(pool: RenderPool, job: Job): Promise<{ pid: number; compileMs: number; grewMs: number }> {
+async function workerOf(pool: RenderPool, job: Job): Promise<{ pid: number; kind: string; compileMs: number; grewMs: number }> {
   const pids = workerPids();
   assert.equal(pids.length, 2, 'two workers');
   // The last job's worker cleans up after its answer, and a new worker settles after its start: both done first,
@@ -71,11 +71,10 @@ async function workerOf(pool: RenderPool, job: Job): Promise<{ pid: number; comp
   const before = pids.map(cpuMs);
   const holdings = new Holdings();
   const result = await pool.render(job, holdings);
-  assert.equal(result.kind, 'pdf');
   holdings.wipe();
   const grew = pids.map((pid, i) => cpuMs(pid) - before[i]!);
   const at = grew[0]! >= grew[1]! ? 0 : 1;
-  return { pid: pids[at]!, compileMs: result.compileMs, grewMs: grew[at]! };
+  return { pid: pids[at]!, kind: result.kind, compileMs: result.compileMs, grewMs: grew[at]! };
 }
 
 describe('the worker a job goes to', () => {
@@ -99,6 +98,16 @@ describe('the worker a job goes to', () => {
       last = next;
     }
     assert.ok(seen.same >= 2 && seen.other >= 2, `both cases came up (${JSON.stringify(seen)})`);
+  });
+
+  it('is the other one after a failed compile, whose worker then collects its whole heap', async () => {
+    await workerOf(pool, short());
+    const failed = await workerOf(pool, jobOf('#let x = ('));
+    assert.equal(failed.kind, 'failed');
+    assert.ok(failed.grewMs > 0, "the failed compile shows in its worker's CPU time");
+    const next = await workerOf(pool, long());
+    assert.equal(next.kind, 'pdf');
+    assert.notEqual(next.pid, failed.pid, 'the next job went to the other worker');
   });
 });
 

@@ -96,11 +96,12 @@ interface Slot {
   role: 'worker' | 'spare';
   state: 'starting' | 'idle' | 'busy' | 'stopping';
   /**
-   * When it last became idle (performance.now()), and how long its last job's compile took. A new
-   * worker's is 0: idle the longest, it takes a job after the warm ones (its first compiles read fonts).
+   * When it last became idle (performance.now()). A new worker's is 0: idle the longest, it takes a job
+   * after the warm ones (its first compiles read fonts).
    */
   idleSince: number;
-  lastCompileMs: number;
+  /** Its last job leaves it a long clean-up after the answer (longCleanUp). */
+  cleaningUp: boolean;
   jobs: number;
   /** The worker asked to be replaced (eviction-cost.ts): it is, once idle. */
   replacementAsked?: boolean;
@@ -128,6 +129,16 @@ interface Slot {
  * e-invoice (a 10 ms compile) 1.4 ms slower, its worker's caches cold (docs/performance.md).
  */
 export const LONG_COMPILE_MS = 20;
+
+/**
+ * Whether a result leaves its worker a clean-up the next job would wait for: after a long compile (its
+ * cache eviction), and after a failure or warnings, whose messages were JavaScript strings that the
+ * worker collects with its whole heap (worker.ts, forgetStrings: 5 ms and more; a failing template at
+ * one request at a time answered in 7.6 to 9.1 ms against 2.0 for one that compiles).
+ */
+function longCleanUp(result: { kind: string; compileMs: number; warnings?: Buffer }): boolean {
+  return result.compileMs >= LONG_COMPILE_MS || result.kind === 'failed' || (result.warnings?.length ?? 0) > 0;
+}
 
 const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 
@@ -290,7 +301,7 @@ export class RenderPool extends EventEmitter {
     const pipe = child.stdio[3] as Socket;
     const watcher = child.pid === undefined ? undefined : new WorkerWatch(child.pid);
     const reader = new FrameReader((frame) => this.onFrame(slot, frame));
-    const slot: Slot = { child, pipe, reader, role, state: 'starting', idleSince: 0, lastCompileMs: 0, jobs: 0, watcher };
+    const slot: Slot = { child, pipe, reader, role, state: 'starting', idleSince: 0, cleaningUp: false, jobs: 0, watcher };
     watchAllocationFailure(child.stderr!, () => (slot.allocationFailed = true));
     pipe.on('data', (chunk: Buffer) => {
       try {
@@ -404,9 +415,9 @@ export class RenderPool extends EventEmitter {
   }
 
   /**
-   * The idle worker that answered last, its caches warm; but if its compile took LONG_COMPILE_MS or more,
-   * the one idle the longest: a worker cleans up after it has answered (worker.ts), for about a third of a
-   * long compile's time, and the next job would wait for that.
+   * The idle worker that answered last, its caches warm; but if its last job left it a long clean-up
+   * (longCleanUp), the one idle the longest: a worker cleans up after it has answered (worker.ts), and
+   * the next job would wait for that.
    */
   private idleSlot(): Slot | undefined {
     let longest: Slot | undefined;
@@ -416,7 +427,7 @@ export class RenderPool extends EventEmitter {
       if (!longest || slot.idleSince < longest.idleSince) longest = slot;
       if (!last || slot.idleSince > last.idleSince) last = slot;
     }
-    return last && last.lastCompileMs < LONG_COMPILE_MS ? last : longest;
+    return last && !last.cleaningUp ? last : longest;
   }
 
   private dispatch(): void {
@@ -495,7 +506,7 @@ export class RenderPool extends EventEmitter {
     }
     clearTimeout(running.watch);
     release(running);
-    slot.lastCompileMs = result.compileMs;
+    slot.cleaningUp = longCleanUp(result);
     if (result.kind === 'held-head') {
       // Held: the header values are copied out, so that the frame's buffer is free for the rest of the PDF.
       const { held } = running.input;
