@@ -14,8 +14,10 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** The answers of each connection that have not ended yet, each with what runs when it does. */
-const pendingOf = new WeakMap<Socket, Map<ServerResponse, (() => void)[]>>();
+/** What runs when each answer not yet over ends. */
+const runsOf = new WeakMap<ServerResponse, (() => void)[]>();
+/** The answers of each connection that are not over yet. */
+const openOf = new WeakMap<Socket, Set<ServerResponse>>();
 
 /** Whether `response` is over: closed or destroyed, or its connection is (a request made with `inject` has no real one). */
 function ended(response: ServerResponse): boolean {
@@ -28,31 +30,30 @@ export function onAnswerEnd(response: ServerResponse, run: () => void): void {
     run();
     return;
   }
+  const runs = runsOf.get(response);
+  if (runs) {
+    runs.push(run);
+    return;
+  }
+  runsOf.set(response, [run]);
+  response.once('close', () => end(response));
   const socket = response.req.socket;
-  let pending = pendingOf.get(socket);
-  if (!pending) {
-    const made = new Map<ServerResponse, (() => void)[]>();
-    pendingOf.set(socket, made);
+  let open = openOf.get(socket);
+  if (!open) {
+    const answers = new Set<ServerResponse>();
+    openOf.set(socket, answers);
     socket.once('close', () => {
-      pendingOf.delete(socket);
-      for (const response of [...made.keys()]) end(made, response);
+      for (const answer of answers) end(answer);
     });
-    pending = made;
+    open = answers;
   }
-  let runs = pending.get(response);
-  if (!runs) {
-    const list: (() => void)[] = [];
-    pending.set(response, list);
-    const owner = pending;
-    response.once('close', () => end(owner, response));
-    runs = list;
-  }
-  runs.push(run);
+  open.add(response);
 }
 
-function end(pending: Map<ServerResponse, (() => void)[]>, response: ServerResponse): void {
-  const runs = pending.get(response);
+function end(response: ServerResponse): void {
+  const runs = runsOf.get(response);
   if (!runs) return;
-  pending.delete(response);
+  runsOf.delete(response);
+  openOf.get(response.req.socket)?.delete(response);
   for (const run of runs) run();
 }
