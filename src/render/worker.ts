@@ -34,8 +34,8 @@ const collect = (globalThis as { gc?: Collect }).gc;
 
 /**
  * The young generation's dead strings: a collection of it, with V8 clearing
- * what it frees (`--clear-free-memory`, see pool.ts), zero-fills them (about
- * 0.4 ms of a 2-core VM); a collection of the whole heap frees them but
+ * what it frees (`--clear-free-memory`, see pool.ts), zero-fills them (0.2
+ * to 0.3 ms of a 2-core VM); a collection of the whole heap frees them but
  * leaves them where they were. V8 keeps the subject of the last regular
  * expression match alive (`RegExp.lastMatch`), so a match on a constant
  * string lets it go first. After a job with assets: their names became
