@@ -41,6 +41,7 @@ class StandInRenderer {
       residentBytes: 0,
       engine: '0.11',
       relaid: false,
+      longCleanUp: false,
     };
   }
 }

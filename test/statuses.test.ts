@@ -36,7 +36,16 @@ const COMPILE_TIMEOUT_MS = 10_000;
 /** What the stand-in renderer does for the next job. */
 let next: () => Promise<JobResult>;
 const failed = (status: number, message: string) => async (): Promise<JobResult> => {
-  return { kind: 'failed', status, errorBody: jsonErrorBody(message), compileMs: 1, residentBytes: 0, engine: '0.11', relaid: false };
+  return {
+    kind: 'failed',
+    status,
+    errorBody: jsonErrorBody(message),
+    compileMs: 1,
+    residentBytes: 0,
+    engine: '0.11',
+    relaid: false,
+    longCleanUp: false,
+  };
 };
 const throws = (error: Error) => async (): Promise<JobResult> => {
   throw error;

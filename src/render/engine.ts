@@ -286,6 +286,11 @@ export class TypstEngine {
     return true;
   }
 
+  /** Whether the next clean() drops the compiler (see clean). */
+  get dropsCompiler(): boolean {
+    return this.holdsSource;
+  }
+
   /** Makes the compiler if there is none (after clean() dropped one): 30 to 45 ms for Typst 0.14's. */
   prepare(): void {
     this.current ??= this.binding.create(this.compilerArgs);

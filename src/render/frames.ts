@@ -134,26 +134,29 @@ export function writeJob(
 }
 
 const REPORT_BYTES = 17;
-/** The high bit of the report's engine byte: JobReport.relaid. */
+/** The two high bits of the report's engine byte: JobReport.relaid and JobReport.longCleanUp. */
 const RELAID = 0x80;
+const LONG_CLEAN_UP = 0x40;
 
 function writeReport(buffer: Buffer, report: JobReport): number {
   const at = LENGTH_BYTES + TAG_BYTES;
   buffer.writeDoubleLE(report.compileMs, at);
   buffer.writeDoubleLE(report.residentBytes, at + 8);
-  buffer.writeUInt8((ENGINE_IDS.indexOf(report.engine) + 1) | (report.relaid ? RELAID : 0), at + 16);
+  const flags = (report.relaid ? RELAID : 0) | (report.longCleanUp ? LONG_CLEAN_UP : 0);
+  buffer.writeUInt8((ENGINE_IDS.indexOf(report.engine) + 1) | flags, at + 16);
   return at + REPORT_BYTES;
 }
 
 function readReport(bytes: Buffer): JobReport {
   const last = bytes.readUInt8(TAG_BYTES + 16);
-  const engine = ENGINE_IDS[(last & ~RELAID) - 1];
+  const engine = ENGINE_IDS[(last & ~(RELAID | LONG_CLEAN_UP)) - 1];
   if (engine === undefined) throw new FrameError('an outcome without its engine');
   return {
     compileMs: bytes.readDoubleLE(TAG_BYTES),
     residentBytes: bytes.readDoubleLE(TAG_BYTES + 8),
     engine,
     relaid: (last & RELAID) !== 0,
+    longCleanUp: (last & LONG_CLEAN_UP) !== 0,
   };
 }
 

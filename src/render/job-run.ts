@@ -43,6 +43,8 @@ export interface JobRun {
    * (retention/freed-memory-fill.ts).
    */
   garbage: Garbage;
+  /** The job's clean-up drops its engine's compiler (endJob), whose successor the worker then makes. */
+  dropsCompiler: boolean;
 }
 
 export class JobRunner {
@@ -78,7 +80,7 @@ export class JobRunner {
     const { result, finished } = this.resultOf(job, attempt, answer);
     const strings = ran.retried || !attempt.ok || attempt.warnings.length > 0;
     const garbage = strings ? 'strings' : finished;
-    return { result: { ...result, engine: ran.engine, relaid: ran.relaid }, garbage };
+    return { result: { ...result, engine: ran.engine, relaid: ran.relaid }, garbage, dropsCompiler: this.last?.dropsCompiler ?? false };
   }
 
   /**

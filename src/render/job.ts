@@ -10,6 +10,15 @@
  */
 import type { EngineId } from '../typst-version.js';
 
+/**
+ * A compile this long leaves its worker a clean-up to do after it has answered that the next job would
+ * wait for (90 ms after a 50-page report that compiles in 300 ms); a shorter one's is over by the time
+ * the next request comes. Measured at one request at a time: handing the next job to the other worker
+ * took the 200-row report from 42 to 38 ms and the 50-page one from 415 to 315 ms, but made the
+ * e-invoice (a 10 ms compile) 1.4 ms slower, its worker's caches cold (docs/performance.md).
+ */
+export const LONG_COMPILE_MS = 20;
+
 /** What a worker reports with every result. */
 export interface JobReport {
   compileMs: number;
@@ -23,6 +32,15 @@ export interface JobReport {
    * server read from its own layout may be wrong too.
    */
   relaid: boolean;
+  /**
+   * The job leaves its worker a clean-up after the answer that the next job would wait for, so the pool
+   * hands that one to the other worker (pool.ts, idleSlot): after a compile of LONG_COMPILE_MS or more
+   * (its cache eviction); after JavaScript strings of the request, which the worker collects with its
+   * whole heap (worker.ts, forgetStrings: a failure, warnings, an e-invoice's business rules; a failing
+   * template at one request at a time answered in 7.6 to 9.1 ms against 2.0 for one that compiles);
+   * and after a 0.14 compiler that the clean-up drops, whose successor takes 30 to 45 ms to make.
+   */
+  longCleanUp: boolean;
 }
 
 /**

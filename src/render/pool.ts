@@ -100,7 +100,7 @@ interface Slot {
    * after the warm ones (its first compiles read fonts).
    */
   idleSince: number;
-  /** Its last job leaves it a long clean-up after the answer (longCleanUp). */
+  /** Its last job left it a long clean-up after the answer (JobReport.longCleanUp). */
   cleaningUp: boolean;
   jobs: number;
   /** The worker asked to be replaced (eviction-cost.ts): it is, once idle. */
@@ -119,25 +119,6 @@ interface Slot {
    * it was given never started, and goes to another worker. One that read its job dies with it.
    */
   leftUnread?: boolean;
-}
-
-/**
- * A compile this long leaves its worker a clean-up to do after it has answered that the next job would
- * wait for (90 ms after a 50-page report that compiles in 300 ms); a shorter one's is over by the time
- * the next request comes. Measured at one request at a time: handing the next job to the other worker
- * took the 200-row report from 42 to 38 ms and the 50-page one from 415 to 315 ms, but made the
- * e-invoice (a 10 ms compile) 1.4 ms slower, its worker's caches cold (docs/performance.md).
- */
-export const LONG_COMPILE_MS = 20;
-
-/**
- * Whether a result leaves its worker a clean-up the next job would wait for: after a long compile (its
- * cache eviction), and after a failure or warnings, whose messages were JavaScript strings that the
- * worker collects with its whole heap (worker.ts, forgetStrings: 5 ms and more; a failing template at
- * one request at a time answered in 7.6 to 9.1 ms against 2.0 for one that compiles).
- */
-function longCleanUp(result: { kind: string; compileMs: number; warnings?: Buffer }): boolean {
-  return result.compileMs >= LONG_COMPILE_MS || result.kind === 'failed' || (result.warnings?.length ?? 0) > 0;
 }
 
 const DEFAULT_WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
@@ -424,7 +405,7 @@ export class RenderPool extends EventEmitter {
 
   /**
    * The idle worker that answered last, its caches warm; but if its last job left it a long clean-up
-   * (longCleanUp), the one idle the longest: a worker cleans up after it has answered (worker.ts), and
+   * (JobReport.longCleanUp), the one idle the longest: a worker cleans up after it has answered (worker.ts), and
    * the next job would wait for that.
    */
   private idleSlot(): Slot | undefined {
@@ -514,7 +495,7 @@ export class RenderPool extends EventEmitter {
     }
     clearTimeout(running.watch);
     release(running);
-    slot.cleaningUp = longCleanUp(result);
+    slot.cleaningUp = result.longCleanUp;
     if (result.kind === 'held-head') {
       // Held: the header values are copied out, so that the frame's buffer is free for the rest of the PDF.
       const { held } = running.input;

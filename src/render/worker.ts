@@ -22,6 +22,7 @@ import { type Collect, MEMORY_REDUCING_COLLECTION } from '../retention/old-gener
 import { cpuMsSince, EvictionCost } from './eviction-cost.js';
 import { type Frame, FrameType, frameOnRead, readJob, writeRest, writeResult } from './frames.js';
 import { JobRunner } from './job-run.js';
+import { LONG_COMPILE_MS } from './job.js';
 import { exitWithParent } from './parent-death.js';
 import { WorkerWatch } from './worker-watch.js';
 import { onDelivery, type ReceivedSocket, receiveOptions, type WorkerMessage } from './worker-messages.js';
@@ -199,8 +200,10 @@ async function main(): Promise<void> {
     const job = readJob(frame);
     // The answer's bytes, wiped once the pipe has them.
     const answer = new Holdings();
-    const { result, garbage } = runner.run(job, answer);
-    const report = { compileMs: performance.now() - begun, residentBytes: residentBytes() };
+    const { result, garbage, dropsCompiler } = runner.run(job, answer);
+    const compileMs = performance.now() - begun;
+    const longCleanUp = compileMs >= LONG_COMPILE_MS || garbage === 'strings' || dropsCompiler;
+    const report = { compileMs, residentBytes: residentBytes(), longCleanUp };
     const end = () => endJob(frame, job.layout.assets.length > 0, garbage);
     if (result.kind === 'pdf' && result.pdf.length >= heldPdfBytes && !job.layout.signature) {
       // The head now, the PDF on the pool's order; the job's clean-up waits for it, so it is not on the answer's path.
