@@ -21,6 +21,7 @@ import { head, open, type RawResponse, rawRequest, readAll } from './support/raw
 import { formBody, type Part } from './support/form.js';
 import { generate, readiness, startService, TEST_KEY, waitReady, type Service } from './support/service.js';
 import { makeTestIdentity, type TestIdentity } from './support/signing-identity.js';
+import { solidPng } from './support/png.js';
 
 /** A marker no other program holds: random, and never made in this process before the request is built. */
 const marker = (kind: string) => `${kind}${randomBytes(9).toString('hex')}`;
@@ -367,6 +368,27 @@ describe('request content in memory, at the answer', () => {
         const pdf = Buffer.from(await res.arrayBuffer());
         assert.ok(pdf.length > 2 * 1024 * 1024 && pdf.includes(markers.title), 'a large PDF, with the title in clear');
         return { ...markers, ...signatureParts(pdf) };
+      },
+    },
+    {
+      // Inlining an SVG's links allocates as much as the SVG has links: an asset's name kept as a string through it
+      // lived through young collections, into the old generation, which a job that succeeds does not collect.
+      name: 'a 200 with an unread SVG asset of 20,000 links, and an image it links to (its name in no string while they are looked up)',
+      async run() {
+        const markers = { svgName: marker('SVGNAME'), pngName: marker('PNGNAME'), svg: marker('SVGASSET') };
+        const links = `<use xlink:href="#g1"/><image href="${markers.pngName}.png"/>`.repeat(10_000);
+        const svg = `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"><desc>${markers.svg}</desc>${links}</svg>`;
+        const res = await generate(service, {
+          data: {},
+          template: 'Hello',
+          assets: {
+            [`img/${markers.svgName}.svg`]: Buffer.from(svg).toString('base64'),
+            [`img/${markers.pngName}.png`]: solidPng(1, 1, [0, 0, 0]).toString('base64'),
+          },
+        });
+        assert.equal(res.status, 200, await res.clone().text());
+        await res.arrayBuffer();
+        return markers;
       },
     },
     {

@@ -23,7 +23,7 @@ import { unescapeJsonString } from '../bytes/json-string.js';
 import { type Positioning, type SentText, toFailure } from './diagnostics.js';
 import { FamilyNames, unknownFontWarnings } from './fonts/warnings.js';
 import { bomLength } from '../bytes/text-position.js';
-import { INLINE_BUDGET_BYTES, inlineLinkedAssets, isSvg } from './svg-links.js';
+import { AssetsByName, INLINE_BUDGET_BYTES, inlineLinkedAssets, isSvgName, type LinkableAsset } from './svg-links.js';
 import type { FontCatalog } from './fonts/types.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
@@ -304,25 +304,31 @@ export class TypstEngine {
   /**
    * Maps each asset as a file of its name. Contents are decoded into buffers
    * of their own, SVGs get the assets they link to inlined, and every buffer
-   * is wiped once the binding has its copy.
+   * is wiped once the binding has its copy. A name becomes a string (the
+   * binding takes a path no other way) only for the call that maps it: while
+   * the SVGs' links are inlined, which allocates as much as an SVG has
+   * links, no name is a string that could live through two young
+   * collections and so reach the old generation, which the worker collects
+   * only after a failure or warnings (worker.ts).
    */
   private mapAssets(body: Buffer, layout: BodyLayout): void {
-    const assets = new Map<string, Buffer>();
+    const assets: LinkableAsset[] = layout.assets.map((asset) => ({
+      name: assetName(body, layout, asset),
+      content: assetContent(body, layout, asset),
+    }));
     try {
-      for (const asset of layout.assets) {
-        // The path is a string the binding needs (a name, never the content).
-        const name = assetName(body, layout, asset);
-        assets.set(name.toString('utf8'), assetContent(body, layout, asset));
-        wipe(name);
-      }
+      const byName = new AssetsByName(assets);
       const budget = { bytes: INLINE_BUDGET_BYTES };
-      for (const [name, content] of assets) {
-        const linked = isSvg(name) ? inlineLinkedAssets(name, content, assets, budget) : content;
-        this.compiler.mapShadow(`${VIRTUAL_ROOT}/${name}`, linked);
-        if (linked !== content) wipe(linked);
+      for (const asset of assets) {
+        const linked = isSvgName(asset.name) ? inlineLinkedAssets(asset, byName, budget) : asset.content;
+        this.compiler.mapShadow(`${VIRTUAL_ROOT}/${asset.name.toString('utf8')}`, linked);
+        if (linked !== asset.content) wipe(linked);
       }
     } finally {
-      for (const content of assets.values()) wipe(content);
+      for (const asset of assets) {
+        wipe(asset.name);
+        wipe(asset.content);
+      }
     }
   }
 
