@@ -846,8 +846,10 @@ describe('request content in memory, at the answer', () => {
       const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>';
       const res = await generate(service, {
         data: {},
-        template: `#image("img/${names.read}.svg")`,
-        assets: { [`img/${names.read}.svg`]: Buffer.from(svg).toString('base64'), [`${names.unread}.txt`]: 'aGVsbG8=' },
+        // A letter beyond Latin-1 makes any JavaScript string of a name two-byte, so that a copy V8 held would
+        // show as UTF-16, apart from the engines' UTF-8 tables, wherever it sat.
+        template: `#image("img/ł-${names.read}.svg")`,
+        assets: { [`img/ł-${names.read}.svg`]: Buffer.from(svg).toString('base64'), [`ł-${names.unread}.txt`]: 'aGVsbG8=' },
         typst,
       });
       assert.equal(res.status, 200, await res.clone().text());
@@ -860,7 +862,8 @@ describe('request content in memory, at the answer', () => {
       assert.deepEqual(server.counts, {}, 'the server holds a name');
       // Where malloc put the tables is glibc's choice: the brk heap, or an
       // anonymous mapping when the heap could not grow in place. Both are
-      // the engine's native memory; no file mapping, no UTF-16 copy.
+      // the engine's native memory; no file mapping, no UTF-16 copy (a
+      // JavaScript string of the name, see above).
       const held: Record<string, number> = {};
       for (const worker of workers)
         for (const [key, count] of Object.entries(worker.counts)) {
