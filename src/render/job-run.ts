@@ -50,6 +50,12 @@ export interface JobRun {
 export class JobRunner {
   /** The engine of the last job: the one that still holds its files until its clean(). */
   private last: TypstEngine | undefined;
+  /**
+   * An engine this job cleaned before compiling on the other one (a run on
+   * 0.14, then again on 0.11 with the layout its exact check found) that
+   * dropped its compiler: endJob hands it on to be prepared again.
+   */
+  private droppedEarlier: TypstEngine | undefined;
   private readonly defaultEngine: EngineId;
   /** The exact check of a body whose `data` was left to Typst (see run). */
   private readonly exactCheck: CheckOptions;
@@ -80,7 +86,8 @@ export class JobRunner {
     const { result, finished } = this.resultOf(job, attempt, answer);
     const strings = ran.retried || !attempt.ok || attempt.warnings.length > 0;
     const garbage = strings ? 'strings' : finished;
-    return { result: { ...result, engine: ran.engine, relaid: ran.relaid }, garbage, dropsCompiler: this.last?.dropsCompiler ?? false };
+    const dropsCompiler = (this.last?.dropsCompiler ?? false) || this.droppedEarlier !== undefined;
+    return { result: { ...result, engine: ran.engine, relaid: ran.relaid }, garbage, dropsCompiler };
   }
 
   /**
@@ -90,8 +97,11 @@ export class JobRunner {
    */
   endJob(): TypstEngine | undefined {
     const cleaned = this.last;
+    const earlier = this.droppedEarlier;
     this.last = undefined;
-    return cleaned && this.clean(cleaned) ? cleaned : undefined;
+    this.droppedEarlier = undefined;
+    // Only the 0.14 engine drops its compiler, so at most one of the two did.
+    return cleaned && this.clean(cleaned) ? cleaned : earlier;
   }
 
   private clean(engine: TypstEngine): boolean {
@@ -113,7 +123,7 @@ export class JobRunner {
     if (template) return refused(WORKER_STATUS.textRefused, textRefusedMessage(template, 'template'));
     const data = valueHazard(job.body, job.layout.data);
     if (data) return refused(WORKER_STATUS.textRefused, textRefusedMessage(data, 'data'));
-    if (this.last && this.last !== this.engines.get(id)) this.clean(this.last);
+    if (this.last && this.last !== this.engines.get(id) && this.clean(this.last)) this.droppedEarlier = this.last;
     this.last = this.engines.get(id)!;
     const { pdf } = job.layout;
     const started = process.cpuUsage();
