@@ -317,10 +317,15 @@ export class TypstEngine {
       content: assetContent(body, layout, asset),
     }));
     try {
-      const byName = new AssetsByName(assets);
+      // Built for the first SVG: a job without one looks no name up.
+      let byName: AssetsByName | undefined;
       const budget = { bytes: INLINE_BUDGET_BYTES };
       for (const asset of assets) {
-        const linked = isSvgName(asset.name) ? inlineLinkedAssets(asset, byName, budget) : asset.content;
+        let linked = asset.content;
+        if (isSvgName(asset.name)) {
+          byName ??= new AssetsByName(assets);
+          linked = inlineLinkedAssets(asset, byName, budget);
+        }
         this.compiler.mapShadow(`${VIRTUAL_ROOT}/${asset.name.toString('utf8')}`, linked);
         if (linked !== asset.content) wipe(linked);
       }

@@ -63,21 +63,23 @@ export class AssetsByName {
   }
 }
 
+const SVG_TYPE = MEDIA_TYPES.get('svg')!;
+
 /** Whether the name ends in `.svg`, in any case. */
 export function isSvgName(name: Buffer): boolean {
-  return extensionOf(name) === 'svg';
+  return mediaTypeOf(name) === SVG_TYPE;
 }
 
-/** The name's extension if it is one of MEDIA_TYPES' (in any case), as MEDIA_TYPES writes it. */
-function extensionOf(name: Buffer): string | undefined {
+/** The media type of the name's extension (in any case), if MEDIA_TYPES has it. */
+function mediaTypeOf(name: Buffer): string | undefined {
   const dot = name.lastIndexOf(DOT);
   if (dot < 0) return undefined;
   // Compared byte by byte: no part of a request's name becomes a string.
-  for (const extension of MEDIA_TYPES.keys()) {
+  for (const [extension, type] of MEDIA_TYPES) {
     if (name.length - dot - 1 !== extension.length) continue;
     let same = true;
     for (let i = 0; same && i < extension.length; i++) same = (name[dot + 1 + i]! | 0x20) === extension.charCodeAt(i);
-    if (same) return extension;
+    if (same) return type;
   }
   return undefined;
 }
@@ -128,19 +130,20 @@ class HrefResolver {
   private readonly segments = new Int32Array(3 * (MAX_ASSET_NAME + MAX_HREF));
   private readonly scratch = Buffer.alloc(MAX_ASSET_NAME);
   private count = 0;
+  /** Where the SVG's folder ends in its name (-1: none). */
+  private readonly folderEnd: number;
 
   constructor(
     private readonly svgName: Buffer,
     private readonly svg: Buffer,
-  ) {}
+  ) {
+    this.folderEnd = svgName.lastIndexOf(SLASH);
+  }
 
   /** The asset `svg[start, end)` names, if any. */
   find(start: number, end: number, assets: AssetsByName): LinkableAsset | undefined {
     this.count = 0;
-    if (this.svg[start] !== SLASH) {
-      const folderEnd = this.svgName.lastIndexOf(SLASH);
-      if (folderEnd > 0) this.addSegments(0, this.svgName, 0, folderEnd);
-    }
+    if (this.svg[start] !== SLASH && this.folderEnd > 0) this.addSegments(0, this.svgName, 0, this.folderEnd);
     this.addSegments(1, this.svg, start, end);
     let length = this.count - 1;
     for (let k = 0; k < this.count; k++) length += this.segments[3 * k + 2]! - this.segments[3 * k + 1]!;
@@ -197,9 +200,8 @@ export function inlineLinkedAssets(svg: LinkableAsset, assets: AssetsByName, bud
     while (end < bytes.length && end - start <= MAX_HREF && nameByte(bytes[end]!)) end++;
     if (bytes[end] !== quote || end - start > MAX_HREF) continue;
     const asset = resolver.find(start, end, assets);
-    const extension = asset && asset !== svg ? extensionOf(asset.name) : undefined;
-    if (!asset || !extension) continue;
-    const type = MEDIA_TYPES.get(extension)!;
+    const type = asset && asset !== svg ? mediaTypeOf(asset.name) : undefined;
+    if (!asset || !type) continue;
     let url = urls.get(asset);
     if (!url) {
       const length = dataUrlLength(type, asset.content);
