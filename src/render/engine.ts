@@ -26,6 +26,7 @@ import { bomLength } from '../bytes/text-position.js';
 import { AssetsByName, INLINE_BUDGET_BYTES, inlineLinkedAssets, isSvgName, type LinkableAsset } from './svg-links.js';
 import type { FontCatalog } from './fonts/types.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
+import { mayReadSources } from './source-reading-words.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import { type Binding, bindingOf, type Compiler, type CompilerArgs, exportRefusal } from './bindings.js';
 import type { EngineId } from '../typst-version.js';
@@ -65,7 +66,7 @@ const BLANK_FILE = '/~blank.typ';
  * Evaluated code has no positions of its own (every span is the `eval`
  * call), so a template that fails this way is compiled again as a file, for
  * the outcome and the line and column of its error; and a template that
- * could make Typst read a file as source (TEXT_ENTRY_UNSAFE) is compiled as a
+ * could make Typst read a file as source (source-reading-words.ts) is compiled as a
  * file at once. Either way the compiler then holds the template and is
  * replaced after the job (clean()).
  */
@@ -74,13 +75,6 @@ const TEXT_ENTRY = '/~text-entry.typ';
 const TEXT_ENTRY_SOURCE = Buffer.from(
   `#let data = json("${DATA_FILE}")\n#eval(read("${TEXT_FILE}"), mode: "markup", scope: (data: data))\n`,
 );
-/**
- * Typst reads a file as source only for the main file, `import` and
- * `include`, and code can make an import out of a string only through
- * `eval`, which it reaches by that name or through `std`. A template that
- * holds none of these words anywhere can never have a mapped file parsed.
- */
-const TEXT_ENTRY_UNSAFE = ['import', 'include', 'eval', 'std'].map((word) => Buffer.from(word));
 const EMPTY = Buffer.alloc(0);
 
 /**
@@ -197,7 +191,7 @@ export class TypstEngine {
     try {
       this.compiler.mapShadow(VIRTUAL_ROOT + DATA_FILE, body.subarray(layout.data.start, layout.data.end));
       this.mapAssets(body, layout);
-      if (this.binding.replaceAfterJob && !TEXT_ENTRY_UNSAFE.some((word) => source.includes(word))) {
+      if (this.binding.replaceAfterJob && !mayReadSources(source)) {
         const pdf = this.renderAsText(source, job);
         if (pdf) return { ok: true, pdf, warnings: unknownFontWarnings(source, this.knownFamilies) };
       }
