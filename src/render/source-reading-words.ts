@@ -12,29 +12,69 @@
  * without `_` and `-`) cannot continue past such a bound with the word inside
  * it, so each identifier `eval` is such a word; and a digit or `_` before
  * it counts as a bound, since math reads `2eval(..)` as `2` then `eval`.
- * What it finds besides (`import-ant` in code, `eval` in prose) only costs
- * the job a compiler made anew; what it no longer finds is the words that
- * merely contain one (`important`, `including`, `evaluation`), which made
- * one in many letters and invoices.
  *
- * Works on the template's bytes (request content: it never becomes a string);
- * linear in the template's length (each word is looked for once through it).
+ * `import` and `include` are also English words ("prices include VAT"), and
+ * as keywords they exist only in code. One that follows a word of letters
+ * on its own line, across spaces and tabs only, is left out: in code that
+ * word would be an identifier (or a keyword, which is not left out), and an
+ * identifier followed by another expression on the same line is a syntax
+ * error in every code context (a block, an argument list, a statement after
+ * `#`), and Typst evaluates nothing of a file or an `eval` with a syntax
+ * error. So such a keyword is either text in markup, in a comment or in a
+ * string, or never evaluated.
+ *
+ * What it still finds besides (`eval` in prose, `include` at a line's
+ * start) only costs the job a compiler made anew. Works on the template's
+ * bytes (request content: it never becomes a string); linear in its length
+ * (each word is looked for once through it, and each match looks back
+ * across the spaces before it and at most nine letters).
  */
-const WORDS = ['import', 'include', 'eval', 'std'].map((word) => Buffer.from(word));
+const KEYWORDS_IN_PROSE = ['import', 'include'].map((word) => Buffer.from(word));
+const NAMES = ['eval', 'std'].map((word) => Buffer.from(word));
 
+/** Typst's keywords: a word before `import` or `include` that is one of these does not make it prose. */
+const TYPST_KEYWORDS = 'none auto true false not and or let set show context if else for in while break continue return import include as'
+  .split(' ')
+  .map((word) => Buffer.from(word));
+/** The longest keyword: a longer word before the match is no keyword. */
+const LONGEST_KEYWORD = 8;
+
+const SPACE = 0x20;
+const TAB = 0x09;
 const isAsciiLetter = (byte: number) => (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a);
 const isAsciiDigit = (byte: number) => byte >= 0x30 && byte <= 0x39;
 
-/** Whether `source` holds `import`, `include`, `eval` or `std` as a word. */
+/** Whether `source` holds `import` or `include` outside prose, or `eval` or `std`, as a word. */
 export function mayReadSources(source: Uint8Array): boolean {
   const bytes = Buffer.from(source.buffer, source.byteOffset, source.byteLength);
-  for (const word of WORDS) {
-    for (let at = bytes.indexOf(word); at >= 0; at = bytes.indexOf(word, at + 1)) {
-      const end = at + word.length;
-      const boundedBefore = at === 0 || !isAsciiLetter(bytes[at - 1]!);
-      const boundedAfter = end === bytes.length || !(isAsciiLetter(bytes[end]!) || isAsciiDigit(bytes[end]!));
-      if (boundedBefore && boundedAfter) return true;
-    }
+  return (
+    NAMES.some((word) => hasWord(bytes, word, () => true)) ||
+    KEYWORDS_IN_PROSE.some((word) => hasWord(bytes, word, (at) => !afterProseWord(bytes, at)))
+  );
+}
+
+/** Whether `word` is a word in `bytes` somewhere that `counts` (given where it starts). */
+function hasWord(bytes: Buffer, word: Buffer, counts: (at: number) => boolean): boolean {
+  for (let at = bytes.indexOf(word); at >= 0; at = bytes.indexOf(word, at + 1)) {
+    const end = at + word.length;
+    const boundedBefore = at === 0 || !isAsciiLetter(bytes[at - 1]!);
+    const boundedAfter = end === bytes.length || !(isAsciiLetter(bytes[end]!) || isAsciiDigit(bytes[end]!));
+    if (boundedBefore && boundedAfter && counts(at)) return true;
   }
   return false;
+}
+
+/** Whether what comes before `at` on its line is a word of ASCII letters that is no Typst keyword, then only spaces and tabs. */
+function afterProseWord(bytes: Buffer, at: number): boolean {
+  let i = at;
+  while (i > 0 && (bytes[i - 1] === SPACE || bytes[i - 1] === TAB)) i--;
+  const wordEnd = i;
+  if (wordEnd === at) return false;
+  // Back over the word's letters, one more than the longest keyword at most.
+  while (i > 0 && wordEnd - i <= LONGEST_KEYWORD && isAsciiLetter(bytes[i - 1]!)) i--;
+  const length = wordEnd - i;
+  if (length === 0) return false;
+  if (length > LONGEST_KEYWORD) return true;
+  // Compared in place: the word is request content and never becomes a string.
+  return !TYPST_KEYWORDS.some((keyword) => keyword.length === length && bytes.compare(keyword, 0, length, i, wordEnd) === 0);
 }
