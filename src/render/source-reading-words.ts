@@ -6,12 +6,16 @@
  * word can never have a mapped file parsed (engine.ts, TEXT_ENTRY).
  *
  * A word here is weaker than a Typst identifier, so that every identifier
- * is found: the match may not have an ASCII letter before it nor an ASCII
- * letter or digit after it, and anything else bounds it. A Typst identifier
- * (in code: a letter, then letters, digits, `_` and `-`; in math the same
- * without `_` and `-`) cannot continue past such a bound with the word inside
- * it, so each identifier `eval` is such a word; and a digit or `_` before
- * it counts as a bound, since math reads `2eval(..)` as `2` then `eval`.
+ * is found: the match may not have an ASCII letter or digit after it, nor
+ * an ASCII letter before it, unless that letter comes right after a
+ * backslash or a non-ASCII byte; anything else bounds it. A Typst
+ * identifier (in code: a letter, then letters, digits, `_` and `-`; in math
+ * the same without `_` and `-`) cannot go on past such a bound with the word
+ * inside it. A digit or `_` before the word bounds it, since math reads
+ * `2eval(..)` as `2` then `eval`; and so does a letter that math takes
+ * apart from the word: an escape (`\astd` is `\a` then `std`) or a letter
+ * that a character before it joins into one grapheme (`\u{600}astd`). Math
+ * takes at most that one letter so.
  *
  * `import` and `include` are also English words ("prices include VAT"), and
  * as keywords they exist only in code. One that follows a word of letters
@@ -41,6 +45,7 @@ const LONGEST_KEYWORD = 8;
 
 const SPACE = 0x20;
 const TAB = 0x09;
+const BACKSLASH = 0x5c;
 const isAsciiLetter = (byte: number) => (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a);
 const isAsciiDigit = (byte: number) => byte >= 0x30 && byte <= 0x39;
 
@@ -57,7 +62,8 @@ export function mayReadSources(source: Uint8Array): boolean {
 function hasWord(bytes: Buffer, word: Buffer, counts: (at: number) => boolean): boolean {
   for (let at = bytes.indexOf(word); at >= 0; at = bytes.indexOf(word, at + 1)) {
     const end = at + word.length;
-    const boundedBefore = at === 0 || !isAsciiLetter(bytes[at - 1]!);
+    const boundedBefore =
+      at === 0 || !isAsciiLetter(bytes[at - 1]!) || (at >= 2 && (bytes[at - 2] === BACKSLASH || bytes[at - 2]! >= 0x80));
     const boundedAfter = end === bytes.length || !(isAsciiLetter(bytes[end]!) || isAsciiDigit(bytes[end]!));
     if (boundedBefore && boundedAfter && counts(at)) return true;
   }
