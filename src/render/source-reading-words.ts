@@ -11,21 +11,26 @@
  * backslash or a non-ASCII byte; anything else bounds it. A Typst
  * identifier (in code: a letter, then letters, digits, `_` and `-`; in math
  * the same without `_` and `-`) cannot go on past such a bound with the word
- * inside it. A digit or `_` before the word bounds it, since math reads
- * `2eval(..)` as `2` then `eval`; and so does a letter that math takes
- * apart from the word: an escape (`\astd` is `\a` then `std`) or a letter
- * that a character before it joins into one grapheme (`\u{600}astd`). Math
+ * inside it, and a number takes every letter after it. In math, which can
+ * reach `std` (though not `eval`), a digit or `_` before the word bounds
+ * it (`2std` is `2` then `std`), and so does a letter that math takes apart
+ * from the word: an escape (`\astd` is `\a` then `std`) or a letter that
+ * a character before it joins into one grapheme (`\u{600}astd`). Math
  * takes at most that one letter so.
  *
  * `import` and `include` are also English words ("prices include VAT"), and
- * as keywords they exist only in code. One that follows a word of letters
- * on its own line, across spaces and tabs only, is left out: in code that
- * word would be an identifier (or a keyword, which is not left out), and an
- * identifier followed by another expression on the same line is a syntax
- * error in every code context (a block, an argument list, a statement after
- * `#`), and Typst evaluates nothing of a file or an `eval` with a syntax
- * error. So such a keyword is either text in markup, in a comment or in a
- * string, or never evaluated.
+ * as keywords they exist only in code. One that follows a word of ASCII
+ * letters on its own line, across spaces and tabs only, is left out unless
+ * that word is a keyword. Markup and math enter code only through `#`,
+ * which the rule does not pass over, so such an `import` is in code only if
+ * the letters end a code token: an identifier (or the end of one with `-`,
+ * `_`, digits or other letters in it), a number's unit or digits (`1pt`,
+ * `0xabc`). None of these may be followed by another expression on the
+ * same line: in a block, an argument list or a statement after `#` that is a
+ * syntax error, and Typst evaluates nothing of an `eval`'d string (the text
+ * entry) with a syntax error; after a `#` expression that is no statement
+ * (`#x include`) the code has ended at the space, and the keyword is text.
+ * Otherwise the keyword is text in markup, in a comment or in a string.
  *
  * What it still finds besides (`eval` in prose, `include` at a line's
  * start) only costs the job a compiler made anew. Works on the template's
