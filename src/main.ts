@@ -21,6 +21,7 @@ import { loadFontCatalog } from './render/fonts/catalog.js';
 import { workerLaunch } from './render/parent-death.js';
 import type { FontCatalog } from './render/fonts/types.js';
 import { createSandbox } from './render/sandbox.js';
+import { packagesMayHandOutEval } from './render/package-scan.js';
 import { startReadBufferScrub } from './retention/read-buffer-scrub.js';
 import { loadSigningIdentity, SigningIdentityError } from './finish/signature-identity.js';
 import { PdfSigner } from './finish/signature-signer.js';
@@ -92,6 +93,12 @@ async function main(): Promise<void> {
     fail((error as Error).message);
   }
   const sandbox = createSandbox(config.packagePath);
+  const packagesHandOutEval = packagesMayHandOutEval(config.packagePath);
+  if (config.packagePath && packagesHandOutEval) {
+    logger.info(
+      'a file in PACKAGE_PATH names eval or std, or is a link: on Typst 0.14 a template that imports a package is compiled as a file, and its worker makes a new compiler after the job',
+    );
+  }
   const pool = new RenderPool({
     ...config,
     engine: {
@@ -102,6 +109,7 @@ async function main(): Promise<void> {
       defaultEngine: config.typstVersion,
       maxImagePixels: config.maxImagePixels,
       einvoiceRules: config.einvoiceRules,
+      packagesMayHandOutEval: packagesHandOutEval,
     },
     env: sandbox.env,
   });

@@ -7,11 +7,17 @@
  * keywords in prose, must not.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { checkBody } from '../src/bytes/json-check.js';
 import { TypstEngine } from '../src/render/engine.js';
+import { packagesMayHandOutEval } from '../src/render/package-scan.js';
 import { mayReadSources } from '../src/render/source-reading-words.js';
+import { NO_RATE_LIMIT } from './support/hostile.js';
+import { generate, type Service, startService } from './support/service.js';
 
 const NAMES = ['eval', 'std'];
 
@@ -272,5 +278,166 @@ describe('the 0.14 engine', () => {
     );
     // Both sides came up: templates whose keyword Typst evaluated, and ones left as prose that compiled.
     assert.ok(seen.probed >= 40 && seen.proseCompiled >= 10, JSON.stringify(seen));
+  });
+});
+
+/** A package directory as PACKAGE_PATH holds it (`<namespace>/<name>/<version>`), with one package of `lib.typ`. */
+function packageDirectory(lib: string): string {
+  const root = mkdtempSync(join(tmpdir(), 'typst-test-packages-'));
+  const dir = join(root, 'preview', 'greeting', '0.1.0');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'typst.toml'),
+    '[package]\nname = "greeting"\nversion = "0.1.0"\nentrypoint = "lib.typ"\nauthors = ["Test"]\nlicense = "MIT"\ndescription = "test"\n',
+  );
+  writeFileSync(join(dir, 'lib.typ'), lib);
+  return root;
+}
+const BENIGN = '#let greet(name) = [Greetings, #name!]\n#let load(path) = include path\n';
+const PACKAGE = '@preview/greeting:0.1.0';
+
+describe('an import of a package by its name alone', () => {
+  const leftOut = (text: string) => !mayReadSources(Buffer.from(text), false);
+
+  it('is left out where what is imported can only be the package, and the packages hand out no eval', () => {
+    for (const text of [
+      `#import "${PACKAGE}": greet`,
+      `#import "${PACKAGE}"\nHello`,
+      `#import "${PACKAGE}"\r\nHello`,
+      `#import "${PACKAGE}" as g\n#g.greet(1)`,
+      `#{ import "${PACKAGE}": greet; greet(1) }`,
+      `#(import "${PACKAGE}")`,
+      `#import "${PACKAGE}"`,
+    ]) {
+      assert.ok(leftOut(text), text);
+      assert.ok(!leftOut.call(null, text) || mayReadSources(Buffer.from(text)), `${text}: counted when packages may hand out eval`);
+    }
+  });
+
+  it('counts where the line could go on, or anything after the name could make it a path', () => {
+    for (const text of [
+      '#(import "@probe.typ"\n.slice(1))',
+      '#{ import "@probe.typ"\n.slice(1) }',
+      '#{ import "@probe.typ"\r\n.trim("@") }',
+      `#import "${PACKAGE}".replace("${PACKAGE}", "probe.typ")`,
+      `#import "${PACKAGE}" + ""`,
+      `#import "${PACKAGE}" // .slice(1)`,
+      `#import "${PACKAGE}\\"": a`,
+      `#import "${PACKAGE}`,
+      `#import "${PACKAGE}" asx`,
+      `#import "${PACKAGE}" as`,
+      `#import ("${PACKAGE}")`,
+      `#include "${PACKAGE}"`,
+    ]) {
+      assert.ok(!leftOut(text), text);
+    }
+  });
+
+  it('is left out only when no file of PACKAGE_PATH names eval or std, and none is a link', () => {
+    const dirs: string[] = [];
+    const made = (lib: string) => {
+      const dir = packageDirectory(lib);
+      dirs.push(dir);
+      return dir;
+    };
+    try {
+      assert.equal(packagesMayHandOutEval(made(BENIGN)), false);
+      assert.equal(packagesMayHandOutEval(made('#let e = eval\n')), true);
+      assert.equal(packagesMayHandOutEval(made('#let s = std\n')), true);
+      assert.equal(packagesMayHandOutEval(made('#let evaluation = 1\n')), false);
+      const linked = made(BENIGN);
+      symlinkSync('/etc', join(linked, 'preview', 'link'));
+      assert.equal(packagesMayHandOutEval(linked), true);
+      assert.equal(packagesMayHandOutEval(join(linked, 'absent')), true);
+      assert.equal(packagesMayHandOutEval(undefined), true);
+    } finally {
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  describe('in the service with PACKAGE_PATH', () => {
+    let service: Service;
+    let packages: string;
+
+    before(async () => {
+      packages = packageDirectory(BENIGN);
+      service = await startService({ PACKAGE_PATH: packages, WORKERS: '1', ...NO_RATE_LIMIT });
+    });
+    after(async () => {
+      await service.stop();
+      rmSync(packages, { recursive: true, force: true });
+    });
+
+    it('is counted whenever what is imported could be a file of the request (property, Typst as the oracle)', async () => {
+      assert.equal(packagesMayHandOutEval(packages), false, 'the package hands out no eval');
+      // What the import names: the package, or expressions that start with a name beginning with @ and may end at the probe.
+      const what = fc.oneof(
+        { weight: 2, arbitrary: fc.constant(`"${PACKAGE}"`) },
+        {
+          weight: 5,
+          arbitrary: fc.constantFrom(
+            '"@probe.typ"',
+            '"@/probe.typ"',
+            `"${PACKAGE}".replace("${PACKAGE}", "probe.typ")`,
+            `("${PACKAGE}", "probe.typ").at(1)`,
+            `"${PACKAGE}".slice(0, 0) + "probe.typ"`,
+            '"probe.typ"',
+          ),
+        },
+      );
+      const tail = fc.constantFrom(
+        '',
+        ': greet',
+        ': *',
+        ' as g',
+        ';',
+        '\n',
+        '\n.slice(1)',
+        '\r\n.slice(1)',
+        '\n.trim("@")',
+        ' .slice(1)',
+        '\n.slice(1) as g',
+        ')',
+      );
+      const place = fc.constantFrom(
+        '#HOLE\nDone',
+        '#{ HOLE }',
+        '#{\n  HOLE\n}',
+        '#(HOLE)',
+        '#let m = (HOLE)\nDone',
+        '#[#HOLE]',
+        '$ #HOLE $',
+      );
+      const seen = { probed: 0, packageCompiled: 0 };
+      await fc.assert(
+        fc.asyncProperty(place, what, tail, async (where, name, end) => {
+          const template = where.replace('HOLE', `import ${name}${end}`);
+          const response = await generate(service, { data: {}, template, typst: '0.14', assets: { 'probe.typ': PROBE_ASSET } });
+          assert.ok([200, 400].includes(response.status), `${response.status} for ${JSON.stringify(template)}`);
+          const text = response.status === 200 ? '' : await response.text();
+          if (response.status === 200) await response.arrayBuffer();
+          const counted = mayReadSources(Buffer.from(template), false);
+          if (text.includes(PROBE)) {
+            seen.probed++;
+            assert.ok(counted, `Typst read the probe, but the check left the import out in ${JSON.stringify(template)}`);
+          }
+          if (response.status === 200 && !counted) seen.packageCompiled++;
+        }),
+        { numRuns: 200 },
+      );
+      assert.ok(seen.probed >= 20 && seen.packageCompiled >= 5, JSON.stringify(seen));
+    });
+
+    it("through a package that does its own include, reads the package's file, not the request's", async () => {
+      const response = await generate(service, {
+        data: {},
+        template: `#import "${PACKAGE}": load\n#load("probe.typ")`,
+        typst: '0.14',
+        assets: { 'probe.typ': PROBE_ASSET },
+      });
+      const text = await response.text();
+      assert.equal(response.status, 400);
+      assert.ok(!text.includes(PROBE), text);
+    });
   });
 });

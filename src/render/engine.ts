@@ -105,6 +105,8 @@ export interface EngineOptions {
   maxImagePixels?: number;
   /** EINVOICE_RULES: the operator's business-rule stylesheets, by profile (finish/business-rules.ts). */
   einvoiceRules?: RuleFile[];
+  /** Whether a package in PACKAGE_PATH could hand a template `eval` (package-scan.ts); taken as true when unset. */
+  packagesMayHandOutEval?: boolean;
 }
 
 /**
@@ -140,6 +142,7 @@ export class TypstEngine {
   /** The timed eviction not yet taken (takeEviction). */
   private eviction: Eviction = NO_EVICTION;
   private cleanups = 0;
+  private readonly packagesMayHandOutEval: boolean;
 
   /** The exact Typst version of this engine. */
   readonly version: string;
@@ -166,6 +169,7 @@ export class TypstEngine {
     this.prepare();
     // Each engine warns about the families it lacks: Typst 0.14 has Libertinus Serif where 0.11 had Linux Libertine.
     this.knownFamilies = new FamilyNames((fonts?.families ?? []).filter((f) => !f.typst || f.typst.includes(engine)).map((f) => f.family));
+    this.packagesMayHandOutEval = options.packagesMayHandOutEval ?? true;
     this.positioning = {
       prefixLines: PREFIX_LINES,
       hiddenPaths: [VIRTUAL_ROOT, options.packagePath ?? ''].filter(Boolean),
@@ -191,7 +195,7 @@ export class TypstEngine {
     try {
       this.compiler.mapShadow(VIRTUAL_ROOT + DATA_FILE, body.subarray(layout.data.start, layout.data.end));
       this.mapAssets(body, layout);
-      if (this.binding.replaceAfterJob && !mayReadSources(source)) {
+      if (this.binding.replaceAfterJob && !mayReadSources(source, this.packagesMayHandOutEval)) {
         const pdf = this.renderAsText(source, job);
         if (pdf) return { ok: true, pdf, warnings: unknownFontWarnings(source, this.knownFamilies) };
       }

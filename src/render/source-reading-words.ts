@@ -32,13 +32,18 @@
  * (`#x include`) the code has ended at the space, and the keyword is text.
  * Otherwise the keyword is text in markup, in a comment or in a string.
  *
+ * An `import` of a package by its name alone (`#import "@preview/x:1.0.0": a`)
+ * is left out too, when the operator's packages hand out no `eval`: see
+ * importsPackage.
+ *
  * What it still finds besides (`eval` in prose, `include` at a line's
  * start) only costs the job a compiler made anew. Works on the template's
  * bytes (request content: it never becomes a string); linear in its length
  * (each word is looked for once through it, and each match looks back
  * across the spaces before it and at most nine letters).
  */
-const KEYWORDS_IN_PROSE = ['import', 'include'].map((word) => Buffer.from(word));
+const IMPORT = Buffer.from('import');
+const INCLUDE = Buffer.from('include');
 const NAMES = ['eval', 'std'].map((word) => Buffer.from(word));
 
 /** Typst's keywords: a word before `import` or `include` that is one of these does not make it prose. */
@@ -54,13 +59,23 @@ const BACKSLASH = 0x5c;
 const isAsciiLetter = (byte: number) => (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a);
 const isAsciiDigit = (byte: number) => byte >= 0x30 && byte <= 0x39;
 
-/** Whether `source` holds `import` or `include` outside prose, or `eval` or `std`, as a word. */
-export function mayReadSources(source: Uint8Array): boolean {
+/**
+ * Whether `source` holds `eval` or `std`, `include` outside prose, or `import` outside prose, as a word; an
+ * `import` of a package by its name alone is left out unless `packagesMayHandOutEval` (package-scan.ts).
+ */
+export function mayReadSources(source: Uint8Array, packagesMayHandOutEval = true): boolean {
   const bytes = Buffer.from(source.buffer, source.byteOffset, source.byteLength);
   return (
-    NAMES.some((word) => hasWord(bytes, word, () => true)) ||
-    KEYWORDS_IN_PROSE.some((word) => hasWord(bytes, word, (at) => !afterProseWord(bytes, at)))
+    namesEval(bytes) ||
+    hasWord(bytes, INCLUDE, (at) => !afterProseWord(bytes, at)) ||
+    hasWord(bytes, IMPORT, (at) => !afterProseWord(bytes, at) && (packagesMayHandOutEval || !importsPackage(bytes, at)))
   );
+}
+
+/** Whether `eval` or `std` is a word in `source`. */
+export function namesEval(source: Uint8Array): boolean {
+  const bytes = Buffer.from(source.buffer, source.byteOffset, source.byteLength);
+  return NAMES.some((word) => hasWord(bytes, word, () => true));
 }
 
 /** Whether `word` is a word in `bytes` somewhere that `counts` (given where it starts). */
@@ -88,4 +103,39 @@ function afterProseWord(bytes: Buffer, at: number): boolean {
   if (length > LONGEST_KEYWORD) return true;
   // Compared in place: the word is request content and never becomes a string.
   return !TYPST_KEYWORDS.some((keyword) => keyword.length === length && bytes.compare(keyword, 0, length, i, wordEnd) === 0);
+}
+
+const HASH = 0x23;
+const QUOTE = 0x22;
+const AT = 0x40;
+const LINE_FEED = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+/** What may follow an import's package name on its line: its items, the statement's end, or the end of its group or block. */
+const AFTER_PACKAGE = new Set([0x3a, 0x3b, 0x7d, 0x5d, 0x29]);
+const AS = Buffer.from('as');
+
+/**
+ * Whether the `import` at `at` imports a package and nothing else: a string that starts with `@` and holds
+ * no backslash, quote or line break is all of what is imported. After it, on its line, only `:` (its items),
+ * `as`, `;` or a closing bracket, or the end of the text; or the end of the line right after `#import`,
+ * where an embedded statement ends (inside brackets or a block a line break does not end the expression,
+ * and `"@x"⏎.slice(1)` would make it a path). Typst reads such a string as a package's name; a package's
+ * files are the operator's, and its code resolves every path inside the package, so importing one parses
+ * no file of the request unless a package hands out `eval` (package-scan.ts). Anything else after the
+ * string (`.replace(..)`, `+`) could make it a path, and counts.
+ */
+function importsPackage(bytes: Buffer, at: number): boolean {
+  let i = at + IMPORT.length;
+  while (i < bytes.length && (bytes[i] === SPACE || bytes[i] === TAB)) i++;
+  if (bytes[i] !== QUOTE || bytes[i + 1] !== AT) return false;
+  for (i += 2; i < bytes.length && bytes[i] !== QUOTE; i++) {
+    if (bytes[i] === BACKSLASH || bytes[i] === LINE_FEED || bytes[i] === CARRIAGE_RETURN) return false;
+  }
+  if (i >= bytes.length) return false;
+  i++;
+  while (i < bytes.length && (bytes[i] === SPACE || bytes[i] === TAB)) i++;
+  if (i === bytes.length || AFTER_PACKAGE.has(bytes[i]!)) return true;
+  if (bytes[i] === LINE_FEED || bytes[i] === CARRIAGE_RETURN) return at > 0 && bytes[at - 1] === HASH;
+  const end = i + AS.length;
+  return end < bytes.length && bytes.compare(AS, 0, AS.length, i, end) === 0 && (bytes[end] === SPACE || bytes[end] === TAB);
 }
