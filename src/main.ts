@@ -20,8 +20,8 @@ import { RenderPool } from './render/pool.js';
 import { loadFontCatalog } from './render/fonts/catalog.js';
 import { workerLaunch } from './render/parent-death.js';
 import type { FontCatalog } from './render/fonts/types.js';
+import { MAX_COPIED_MIB } from './render/package-scan.js';
 import { createSandbox } from './render/sandbox.js';
-import { packagesMayHandOutEval } from './render/package-scan.js';
 import { startReadBufferScrub } from './retention/read-buffer-scrub.js';
 import { loadSigningIdentity, SigningIdentityError } from './finish/signature-identity.js';
 import { PdfSigner } from './finish/signature-signer.js';
@@ -93,10 +93,11 @@ async function main(): Promise<void> {
     fail((error as Error).message);
   }
   const sandbox = createSandbox(config.packagePath);
-  const packagesHandOutEval = packagesMayHandOutEval(config.packagePath);
-  if (config.packagePath && packagesHandOutEval) {
+  if (config.packagePath) {
     logger.info(
-      'a file in PACKAGE_PATH names eval or std, or is a link: on Typst 0.14 a template that imports a package is compiled as a file, and its worker makes a new compiler after the job',
+      sandbox.packagesMayHandOutEval
+        ? `PACKAGE_PATH is used in place (a file in it names eval or std, is a link or cannot be read, or it holds over ${MAX_COPIED_MIB} MiB): on Typst 0.14 a template that imports a package is compiled as a file, and its worker makes a new compiler after the job`
+        : 'PACKAGE_PATH was copied at start: packages added or changed later take effect after a restart',
     );
   }
   const pool = new RenderPool({
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
       defaultEngine: config.typstVersion,
       maxImagePixels: config.maxImagePixels,
       einvoiceRules: config.einvoiceRules,
-      packagesMayHandOutEval: packagesHandOutEval,
+      packagesMayHandOutEval: sandbox.packagesMayHandOutEval,
     },
     env: sandbox.env,
   });

@@ -7,14 +7,14 @@
  * keywords in prose, must not.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { checkBody } from '../src/bytes/json-check.js';
 import { TypstEngine } from '../src/render/engine.js';
-import { packagesMayHandOutEval } from '../src/render/package-scan.js';
+import { providePackages } from '../src/render/package-scan.js';
 import { mayReadSources } from '../src/render/source-reading-words.js';
 import { NO_RATE_LIMIT } from './support/hostile.js';
 import { generate, type Service, startService } from './support/service.js';
@@ -310,7 +310,7 @@ describe('an import of a package by its name alone', () => {
       `#import "${PACKAGE}"`,
     ]) {
       assert.ok(leftOut(text), text);
-      assert.ok(!leftOut.call(null, text) || mayReadSources(Buffer.from(text)), `${text}: counted when packages may hand out eval`);
+      assert.ok(mayReadSources(Buffer.from(text)), `${text}: counted when packages may hand out eval`);
     }
   });
 
@@ -333,23 +333,28 @@ describe('an import of a package by its name alone', () => {
     }
   });
 
-  it('is left out only when no file of PACKAGE_PATH names eval or std, and none is a link', () => {
+  it('is left out only when PACKAGE_PATH was copied and no file of the copy names eval or std', () => {
     const dirs: string[] = [];
-    const made = (lib: string) => {
-      const dir = packageDirectory(lib);
-      dirs.push(dir);
-      return dir;
+    /** Provides the packages of `lib` (and `extra`, after the directory is made), as the sandbox does: whether they may hand out eval, and whether Typst gets a copy. */
+    const provided = (lib: string, extra?: (dir: string) => void) => {
+      const source = packageDirectory(lib);
+      const home = mkdtempSync(join(tmpdir(), 'typst-test-home-'));
+      dirs.push(source, home);
+      extra?.(source);
+      const target = join(home, 'packages');
+      const mayHandOutEval = providePackages(source, target);
+      return { mayHandOutEval, copied: !lstatSync(target).isSymbolicLink() };
     };
     try {
-      assert.equal(packagesMayHandOutEval(made(BENIGN)), false);
-      assert.equal(packagesMayHandOutEval(made('#let e = eval\n')), true);
-      assert.equal(packagesMayHandOutEval(made('#let s = std\n')), true);
-      assert.equal(packagesMayHandOutEval(made('#let evaluation = 1\n')), false);
-      const linked = made(BENIGN);
-      symlinkSync('/etc', join(linked, 'preview', 'link'));
-      assert.equal(packagesMayHandOutEval(linked), true);
-      assert.equal(packagesMayHandOutEval(join(linked, 'absent')), true);
-      assert.equal(packagesMayHandOutEval(undefined), true);
+      assert.deepEqual(provided(BENIGN), { mayHandOutEval: false, copied: true });
+      assert.deepEqual(provided('#let evaluation = 1\n'), { mayHandOutEval: false, copied: true });
+      assert.deepEqual(provided('#let e = eval\n'), { mayHandOutEval: true, copied: false });
+      assert.deepEqual(provided('#let s = std\n'), { mayHandOutEval: true, copied: false });
+      assert.deepEqual(
+        provided(BENIGN, (dir) => symlinkSync('/etc', join(dir, 'preview', 'link'))),
+        { mayHandOutEval: true, copied: false },
+      );
+      assert.equal(providePackages('/nonexistent-typst-packages', join(dirs[1]!, 'absent')), true);
     } finally {
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     }
@@ -369,7 +374,6 @@ describe('an import of a package by its name alone', () => {
     });
 
     it('is counted whenever what is imported could be a file of the request (property, Typst as the oracle)', async () => {
-      assert.equal(packagesMayHandOutEval(packages), false, 'the package hands out no eval');
       // What the import names: the package, or expressions that start with a name beginning with @ and may end at the probe.
       const what = fc.oneof(
         { weight: 2, arbitrary: fc.constant(`"${PACKAGE}"`) },
@@ -426,6 +430,23 @@ describe('an import of a package by its name alone', () => {
         { numRuns: 200 },
       );
       assert.ok(seen.probed >= 20 && seen.packageCompiled >= 5, JSON.stringify(seen));
+    });
+
+    it('uses the packages as they were at start: one added later, that hands out eval, is not found', async () => {
+      const dir = join(packages, 'preview', 'tools', '0.1.0');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(
+        join(dir, 'typst.toml'),
+        '[package]\nname = "tools"\nversion = "0.1.0"\nentrypoint = "lib.typ"\nauthors = ["Test"]\nlicense = "MIT"\ndescription = "test"\n',
+      );
+      writeFileSync(join(dir, 'lib.typ'), '#let run = eval\n');
+      const template = '#import "@preview/tools:0.1.0": run\n#run("imp" + "ort \\"probe.typ\\"")';
+      assert.ok(!mayReadSources(Buffer.from(template), false), 'the check leaves the import out');
+      const response = await generate(service, { data: {}, template, typst: '0.14', assets: { 'probe.typ': PROBE_ASSET } });
+      const text = await response.text();
+      assert.equal(response.status, 400);
+      assert.match(text, /package @preview\/tools:0\.1\.0 is not available/);
+      assert.ok(!text.includes(PROBE), text);
     });
 
     it("through a package that does its own include, reads the package's file, not the request's", async () => {

@@ -1,37 +1,63 @@
 /**
- * Whether an operator's packages (PACKAGE_PATH) could hand a template
- * `eval`: a package's code resolves every path inside its package, but
- * `eval` resolves the paths of the code it runs against the span of its
- * argument, so a package that hands `eval` out as a value (`#let e = eval`)
- * lets a template parse its own request's files through it. Code reaches
- * `eval` only by that name or through `std` (source-reading-words.ts), so a
- * directory in which no file holds either as a word hands out no `eval`.
+ * The operator's packages (PACKAGE_PATH), as the workers' Typst finds them,
+ * and whether one could hand a template `eval`. A package's code resolves
+ * every path inside its package, but `eval` resolves the paths of the code
+ * it runs against the code that calls it, so a package that hands `eval` out
+ * as a value (`#let e = eval`) lets a template parse its own request's files
+ * through it. Code reaches `eval` (in Typst 0.14) only by that name or
+ * through `std` (source-reading-words.ts), so packages in none of whose
+ * files either is a word hand out no `eval`.
  *
- * Read once, by the server at start. Anything it cannot vouch for counts
- * as handing it out: a symbolic link (it could lead outside what is read),
- * a file it cannot read, more than MAX_SCANNED_BYTES in all.
+ * Such a verdict holds only for the files read, so the directory is copied
+ * at start and the copy is both what is read and what Typst uses: a package
+ * added or changed later takes effect after a restart. Anything that cannot
+ * be vouched for leaves PACKAGE_PATH linked in place (changes take effect at
+ * once) and the verdict "may": a symbolic link inside it, a file that cannot
+ * be read, more than MAX_COPIED_MIB in all (or a copy that fails).
  */
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, lstatSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { namesEval } from './source-reading-words.js';
 
-/** The most of an operator's package directory that is read at start. */
-const MAX_SCANNED_BYTES = 256 * 1024 * 1024;
+/** The most of an operator's package directory that is copied at start: well inside the container's 16 MiB `/tmp`. */
+export const MAX_COPIED_MIB = 8;
+const MAX_COPIED_BYTES = MAX_COPIED_MIB * 1024 * 1024;
 
-/** True unless every file under `dir` was read and none names `eval` or `std` as a word; true without a directory. */
-export function packagesMayHandOutEval(dir: string | undefined): boolean {
-  if (!dir) return true;
-  let scanned = 0;
-  const walk = (path: string): boolean => {
-    const stat = lstatSync(path);
-    if (stat.isDirectory()) return readdirSync(path).some((name) => walk(join(path, name)));
-    if (!stat.isFile()) return true;
-    scanned += stat.size;
-    if (scanned > MAX_SCANNED_BYTES) return true;
-    return namesEval(readFileSync(path));
-  };
+/**
+ * Makes `target` the packages' directory: a copy of `source` when no file of the copy names `eval` or
+ * `std`, else a link to `source`. Returns whether the packages there may hand out `eval`.
+ */
+export function providePackages(source: string, target: string): boolean {
+  if (treeBytes(source) <= MAX_COPIED_BYTES) {
+    try {
+      cpSync(source, target, { recursive: true, verbatimSymlinks: true });
+      if (!mayHandOutEval(target)) return false;
+    } catch {
+      // Not copied whole: linked below, and taken to hand it out.
+    }
+    rmSync(target, { recursive: true, force: true });
+  }
+  symlinkSync(source, target, 'dir');
+  return true;
+}
+
+/** The size of the files under `path`; infinite with a link, a special file, or what cannot be read. */
+function treeBytes(path: string): number {
   try {
-    return walk(dir);
+    const stat = lstatSync(path);
+    if (stat.isDirectory()) return readdirSync(path).reduce((sum, name) => sum + treeBytes(join(path, name)), 0);
+    return stat.isFile() ? stat.size : Number.POSITIVE_INFINITY;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+/** True unless every entry under `path` is a directory or a file that was read and names neither `eval` nor `std`. */
+function mayHandOutEval(path: string): boolean {
+  try {
+    const stat = lstatSync(path);
+    if (stat.isDirectory()) return readdirSync(path).some((name) => mayHandOutEval(join(path, name)));
+    return !stat.isFile() || namesEval(readFileSync(path));
   } catch {
     return true;
   }

@@ -5,17 +5,20 @@
  * download Typst might attempt fails at once without leaving the host
  * (port 0 can never be listened on).
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // Not from engine.js: that loads the native compiler, which only workers may do (a failure there is reported, not a crash).
 import { VIRTUAL_ROOT } from './virtual-root.js';
 import { freedMemoryFill } from '../retention/freed-memory-fill.js';
+import { providePackages } from './package-scan.js';
 
 const UNREACHABLE_PROXY = 'http://0.0.0.0:0';
 
 export interface Sandbox {
   env: NodeJS.ProcessEnv;
+  /** Whether a package the workers can import could hand a template `eval` (package-scan.ts); true without packages. */
+  packagesMayHandOutEval: boolean;
   /** Removes what the sandbox set up at start (the package directory link). */
   dispose(): void;
 }
@@ -23,15 +26,17 @@ export interface Sandbox {
 /**
  * Typst looks for packages in `$XDG_DATA_HOME/typst/packages/<namespace>/<name>/<version>`.
  * An operator's PACKAGE_PATH holds `<namespace>/<name>/<version>` directly, so
- * a private directory with one link maps it there. Created once at start.
+ * a private directory maps it there: a copy of it, or a link to it
+ * (package-scan.ts). Created once at start.
  */
 export function createSandbox(packagePath: string | undefined): Sandbox {
   let dataHome = join(VIRTUAL_ROOT, 'data');
   let dispose = (): void => undefined;
+  let packagesMayHandOutEval = true;
   if (packagePath) {
     const dir = mkdtempSync(join(tmpdir(), 'typst-pdf-packages-'));
     mkdirSync(join(dir, 'typst'));
-    symlinkSync(packagePath, join(dir, 'typst', 'packages'), 'dir');
+    packagesMayHandOutEval = providePackages(packagePath, join(dir, 'typst', 'packages'));
     dataHome = dir;
     dispose = () => rmSync(dir, { recursive: true, force: true });
   }
@@ -55,5 +60,5 @@ export function createSandbox(packagePath: string | undefined): Sandbox {
     // allocator fills them as they go (retention/freed-memory-fill.ts).
     ...freedMemoryFill().env,
   };
-  return { env, dispose };
+  return { env, dispose, packagesMayHandOutEval };
 }
