@@ -7,14 +7,14 @@
  * keywords in prose, must not.
  */
 import assert from 'node:assert/strict';
-import { lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { checkBody } from '../src/bytes/json-check.js';
 import { TypstEngine } from '../src/render/engine.js';
-import { providePackages } from '../src/render/package-scan.js';
+import { makeOwnersToWrite, providePackages, removeCopy } from '../src/render/package-scan.js';
 import { mayReadSources } from '../src/render/source-reading-words.js';
 import { NO_RATE_LIMIT } from './support/hostile.js';
 import { generate, type Service, startService } from './support/service.js';
@@ -357,6 +357,29 @@ describe('an import of a package by its name alone', () => {
       assert.equal(providePackages('/nonexistent-typst-packages', join(dirs[1]!, 'absent')), true);
     } finally {
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('makes a copy of read-only directories its own to remove, and leaves a link inside it alone', () => {
+    // A read-only directory (0555) cannot be emptied by a service that does not run as root until it is made writable.
+    const root = packageDirectory(BENIGN);
+    const outside = mkdtempSync(join(tmpdir(), 'typst-test-outside-'));
+    try {
+      const version = join(root, 'preview', 'greeting', '0.1.0');
+      symlinkSync(outside, join(version, 'link'));
+      for (const at of [version, join(root, 'preview', 'greeting'), join(root, 'preview')]) chmodSync(at, 0o555);
+      chmodSync(outside, 0o555);
+      makeOwnersToWrite(root);
+      for (const at of [root, join(root, 'preview'), join(root, 'preview', 'greeting'), version]) {
+        assert.equal(lstatSync(at).mode & 0o777, 0o700, at);
+      }
+      assert.equal(lstatSync(outside).mode & 0o777, 0o555, 'the link was not followed');
+      removeCopy(root);
+      assert.ok(!existsSync(root) && existsSync(outside));
+    } finally {
+      chmodSync(outside, 0o700);
+      rmSync(outside, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true });
     }
   });
 

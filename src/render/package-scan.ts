@@ -15,7 +15,7 @@
  * once) and the verdict "may": a symbolic link inside it, a file that cannot
  * be read, more than MAX_COPIED_MIB in all (or a copy that fails).
  */
-import { cpSync, lstatSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, cpSync, lstatSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { namesEval } from './source-reading-words.js';
 
@@ -35,10 +35,36 @@ export function providePackages(source: string, target: string): boolean {
     } catch {
       // Not copied whole: linked below, and taken to hand it out.
     }
-    rmSync(target, { recursive: true, force: true });
+    try {
+      removeCopy(target);
+      symlinkSync(source, target, 'dir');
+    } catch {
+      // What could not be removed stays, used as it is with the rule off: the verdict below holds for it too.
+    }
+    return true;
   }
   symlinkSync(source, target, 'dir');
   return true;
+}
+
+/**
+ * Removes a copy, whose directories keep the modes of the operator's (a read-only one, 0555, cannot be
+ * emptied by a service that does not run as root): each is made its owner's to write first.
+ */
+export function removeCopy(path: string): void {
+  try {
+    makeOwnersToWrite(path);
+  } catch {
+    // Gone already, or not ours: rmSync says what it can.
+  }
+  rmSync(path, { recursive: true, force: true });
+}
+
+/** Gives the owner of every directory under `path` (links not followed) the right to change it. */
+export function makeOwnersToWrite(path: string): void {
+  if (!lstatSync(path).isDirectory()) return;
+  chmodSync(path, 0o700);
+  for (const name of readdirSync(path)) makeOwnersToWrite(join(path, name));
 }
 
 /** The size of the files under `path`; infinite with a link, a special file, or what cannot be read. */

@@ -5,13 +5,13 @@
  * download Typst might attempt fails at once without leaving the host
  * (port 0 can never be listened on).
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // Not from engine.js: that loads the native compiler, which only workers may do (a failure there is reported, not a crash).
 import { VIRTUAL_ROOT } from './virtual-root.js';
 import { freedMemoryFill } from '../retention/freed-memory-fill.js';
-import { providePackages } from './package-scan.js';
+import { providePackages, removeCopy } from './package-scan.js';
 
 const UNREACHABLE_PROXY = 'http://0.0.0.0:0';
 
@@ -38,7 +38,8 @@ export function createSandbox(packagePath: string | undefined): Sandbox {
     mkdirSync(join(dir, 'typst'));
     packagesMayHandOutEval = providePackages(packagePath, join(dir, 'typst', 'packages'));
     dataHome = dir;
-    dispose = () => rmSync(dir, { recursive: true, force: true });
+    // A copy of the packages keeps the operator's modes: removeCopy makes each directory ours to empty first.
+    dispose = () => removeCopy(dir);
   }
   const env: NodeJS.ProcessEnv = {
     HOME: VIRTUAL_ROOT,
