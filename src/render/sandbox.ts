@@ -19,7 +19,7 @@ export interface Sandbox {
   env: NodeJS.ProcessEnv;
   /** Whether a package the workers can import could hand a template `eval` (package-scan.ts); true without packages. */
   packagesMayHandOutEval: boolean;
-  /** Removes what the sandbox set up at start (the package directory link). */
+  /** Removes what the sandbox set up at start (the packages' copy, or the link to them). */
   dispose(): void;
 }
 
