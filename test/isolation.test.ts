@@ -3,11 +3,12 @@
  * nothing of a request is left in logs or files.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { proxyTrap, type ProxyTrap } from './support/hostile.js';
+import { packageDirectory } from './support/packages.js';
 import { parsePdf } from './support/pdf.js';
 import { generate, startService, type Service, logsWritten } from './support/service.js';
 
@@ -69,14 +70,7 @@ describe('packages and network', () => {
   before(async () => {
     // A loopback listener set as every proxy the compiler could use: it must see no connection.
     proxy = await proxyTrap();
-    packages = mkdtempSync(join(tmpdir(), 'typst-test-packages-'));
-    const dir = join(packages, 'preview', 'greeting', '0.1.0');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(
-      join(dir, 'typst.toml'),
-      '[package]\nname = "greeting"\nversion = "0.1.0"\nentrypoint = "lib.typ"\nauthors = ["Test"]\nlicense = "MIT"\ndescription = "test"\n',
-    );
-    writeFileSync(join(dir, 'lib.typ'), '#let greet(name) = [Greetings, #name!]\n');
+    packages = packageDirectory('#let greet(name) = [Greetings, #name!]\n');
     service = await startService({
       PACKAGE_PATH: packages,
       ...proxy.env,

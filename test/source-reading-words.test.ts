@@ -7,7 +7,7 @@
  * keywords in prose, must not.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -17,6 +17,7 @@ import { TypstEngine } from '../src/render/engine.js';
 import { makeOwnersToWrite, providePackages, removeCopy } from '../src/render/package-scan.js';
 import { mayReadSources } from '../src/render/source-reading-words.js';
 import { NO_RATE_LIMIT } from './support/hostile.js';
+import { addPackage, packageDirectory } from './support/packages.js';
 import { generate, type Service, startService } from './support/service.js';
 
 const NAMES = ['eval', 'std'];
@@ -281,18 +282,6 @@ describe('the 0.14 engine', () => {
   });
 });
 
-/** A package directory as PACKAGE_PATH holds it (`<namespace>/<name>/<version>`), with one package of `lib.typ`. */
-function packageDirectory(lib: string): string {
-  const root = mkdtempSync(join(tmpdir(), 'typst-test-packages-'));
-  const dir = join(root, 'preview', 'greeting', '0.1.0');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    join(dir, 'typst.toml'),
-    '[package]\nname = "greeting"\nversion = "0.1.0"\nentrypoint = "lib.typ"\nauthors = ["Test"]\nlicense = "MIT"\ndescription = "test"\n',
-  );
-  writeFileSync(join(dir, 'lib.typ'), lib);
-  return root;
-}
 const BENIGN = '#let greet(name) = [Greetings, #name!]\n#let load(path) = include path\n';
 const PACKAGE = '@preview/greeting:0.1.0';
 
@@ -456,13 +445,7 @@ describe('an import of a package by its name alone', () => {
     });
 
     it('uses the packages as they were at start: one added later, that hands out eval, is not found', async () => {
-      const dir = join(packages, 'preview', 'tools', '0.1.0');
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(
-        join(dir, 'typst.toml'),
-        '[package]\nname = "tools"\nversion = "0.1.0"\nentrypoint = "lib.typ"\nauthors = ["Test"]\nlicense = "MIT"\ndescription = "test"\n',
-      );
-      writeFileSync(join(dir, 'lib.typ'), '#let run = eval\n');
+      addPackage(packages, 'tools', '0.1.0', '#let run = eval\n');
       const template = '#import "@preview/tools:0.1.0": run\n#run("imp" + "ort \\"probe.typ\\"")';
       assert.ok(!mayReadSources(Buffer.from(template), false), 'the check leaves the import out');
       const response = await generate(service, { data: {}, template, typst: '0.14', assets: { 'probe.typ': PROBE_ASSET } });
