@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { processLimit } from '../src/process-limits.js';
@@ -22,6 +22,7 @@ import { formBody, type Part } from './support/form.js';
 import { generate, readiness, startService, TEST_KEY, waitReady, type Service } from './support/service.js';
 import { makeTestIdentity, type TestIdentity } from './support/signing-identity.js';
 import { solidPng } from './support/png.js';
+import { packageDirectory } from './support/packages.js';
 
 /** A marker no other program holds: random, and never made in this process before the request is built. */
 const marker = (kind: string) => `${kind}${randomBytes(9).toString('hex')}`;
@@ -222,13 +223,17 @@ async function waitIdle(service: Service): Promise<void> {
 describe('request content in memory, at the answer', () => {
   let service: Service;
   let identity: TestIdentity;
+  let packages: string;
   before(async () => {
     const hashed = createHash('sha256').update(HASHED_KEY).digest('hex');
     identity = makeTestIdentity();
     // The e-invoices (MINIMUM) run the project's test rules too, so what the XSLT engine made is scanned for.
+    // A package, which a case imports by its name (the template stays on the text path).
+    packages = packageDirectory('#let greet(name) = [Greetings, #name!]\n');
     service = await startService({
       ...NO_RATE_LIMIT,
       WORKERS: '2',
+      PACKAGE_PATH: packages,
       API_KEYS: `${TEST_KEY},${SMALL_KEY} limit=1,sha256:${hashed},${CRASH_KEY}`,
       BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
       CRASHES_PER_MINUTE: '1',
@@ -241,6 +246,7 @@ describe('request content in memory, at the answer', () => {
   after(async () => {
     await service.stop();
     identity.dispose();
+    rmSync(packages, { recursive: true, force: true });
   });
 
   /** The marked request's JSON body, written raw by `send` on a connection of its own; the answer, once the server has closed it. */
@@ -388,6 +394,16 @@ describe('request content in memory, at the answer', () => {
         });
         assert.equal(res.status, 200, await res.clone().text());
         await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
+      name: 'a 200 on the Typst 0.14 engine whose template imports a package by its name (kept on the text path, its compiler kept)',
+      async run() {
+        const { body, markers } = markedRequest('\n#import "@preview/greeting:0.1.0": greet\n#greet(data.secret)');
+        const res = await generate(service, { ...body, typst: '0.14' });
+        assert.equal(res.status, 200);
+        assert.ok(Buffer.from(await res.arrayBuffer()).includes(markers.title), 'the PDF carries the title in clear');
         return markers;
       },
     },
