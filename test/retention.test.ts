@@ -270,18 +270,18 @@ describe('request content in memory, at the answer', () => {
     return markers;
   }
 
+  /** The marked request (its template extended by `extraTemplate`, its body by `fields`), answered with a 200 whose PDF carries its title. */
+  async function marked200(extraTemplate = '', fields: object = {}): Promise<Markers> {
+    const { body, markers } = markedRequest(extraTemplate);
+    const res = await generate(service, { ...body, ...fields });
+    assert.equal(res.status, 200);
+    assert.ok(Buffer.from(await res.arrayBuffer()).includes(markers.title), 'the PDF carries the title in clear');
+    return markers;
+  }
+
   /** Sends, waits until the answer has been read, waits AFTER_ANSWER_MS, scans. */
   const cases: { name: string; run: () => Promise<Markers> }[] = [
-    {
-      name: '200',
-      async run() {
-        const { body, markers } = markedRequest();
-        const res = await generate(service, body);
-        assert.equal(res.status, 200);
-        assert.ok(Buffer.from(await res.arrayBuffer()).includes(markers.title), 'the PDF carries the title in clear');
-        return markers;
-      },
-    },
+    { name: '200', run: () => marked200() },
     {
       name: "a 200 whose head lived through young collections in the server (a long compile, the server's own refusals beside it)",
       async run() {
@@ -399,23 +399,12 @@ describe('request content in memory, at the answer', () => {
     },
     {
       name: 'a 200 on the Typst 0.14 engine whose template imports a package by its name (kept on the text path, its compiler kept)',
-      async run() {
-        const { body, markers } = markedRequest('\n#import "@preview/greeting:0.1.0": greet\n#greet(data.secret)');
-        const res = await generate(service, { ...body, typst: '0.14' });
-        assert.equal(res.status, 200);
-        assert.ok(Buffer.from(await res.arrayBuffer()).includes(markers.title), 'the PDF carries the title in clear');
-        return markers;
-      },
+      run: () => marked200('\n#import "@preview/greeting:0.1.0": greet\n#greet(data.secret)', { typst: '0.14' }),
     },
     {
       name: 'a 200 on the Typst 0.14 engine whose template names `include` (compiled as a file, its compiler replaced)',
-      async run() {
-        const { body, markers } = markedRequest('\nThe price does not include tax.');
-        const res = await generate(service, { ...body, typst: '0.14' });
-        assert.equal(res.status, 200);
-        assert.ok(Buffer.from(await res.arrayBuffer()).includes(markers.title), 'the PDF carries the title in clear');
-        return markers;
-      },
+      // After the keyword `not`, the check counts this `include` as code (render/source-reading-words.ts).
+      run: () => marked200('\nThe price does not include tax.', { typst: '0.14' }),
     },
     {
       name: 'a 400 evaluation error on the Typst 0.14 engine (the answer quotes the template)',
