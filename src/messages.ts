@@ -248,6 +248,11 @@ export const DIAGNOSTIC_MESSAGES = {
   exampleAsset: 'logo.png',
 } as const;
 
+/** A file a package reads that is not in the package (named from the package's root). */
+export function fileNotFoundInPackage(pkg: string, path: string): string {
+  return `file not found in package ${pkg}: ${path}; hint: a package reads its own files, not the request's assets`;
+}
+
 /**
  * A file the template reads that is not among the assets: named as the
  * template wrote it, with how files reach a template (`exampleAsset`), or,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { proxyTrap, type ProxyTrap } from './support/hostile.js';
-import { packageDirectory } from './support/packages.js';
+import { addPackage, packageDirectory } from './support/packages.js';
 import { parsePdf } from './support/pdf.js';
 import { generate, startService, type Service, logsWritten } from './support/service.js';
 
@@ -71,6 +71,7 @@ describe('packages and network', () => {
     // A loopback listener set as every proxy the compiler could use: it must see no connection.
     proxy = await proxyTrap();
     packages = packageDirectory('#let greet(name) = [Greetings, #name!]\n');
+    addPackage(packages, 'reader', '0.1.0', READER);
     service = await startService({
       PACKAGE_PATH: packages,
       ...proxy.env,
@@ -100,8 +101,53 @@ describe('packages and network', () => {
     assert.equal((await parsePdf(await res.arrayBuffer())).text[0], 'Greetings, Ada!');
   });
 
+  it("names a package's missing file in its package, on both engines, and shows no server path", async () => {
+    await packageErrorsNameThePackage(service);
+  });
+
   it('opened no connection to any proxy', () => {
     assert.equal(proxy.connections(), 0);
+  });
+});
+
+/** A package whose functions fail: a file it lacks, and a panic. */
+const READER = '#let missing() = read("data/missing.txt")\n#let fail() = panic("out of order")\n';
+
+/** A package's errors name its file as `@preview/reader:0.1.0/lib.typ`, and its missing file from the package's root. */
+async function packageErrorsNameThePackage(service: Service): Promise<void> {
+  const cases = [
+    {
+      call: 'missing',
+      error:
+        'Typst error in @preview/reader:0.1.0/lib.typ on line 1, column 23: file not found in package @preview/reader:0.1.0: data/missing.txt; ' +
+        "hint: a package reads its own files, not the request's assets",
+    },
+    { call: 'fail', error: 'Typst error in @preview/reader:0.1.0/lib.typ on line 2, column 15: panicked with: "out of order"' },
+  ];
+  for (const typst of ['0.11', '0.14']) {
+    for (const { call, error } of cases) {
+      const res = await generate(service, { data: {}, typst, template: `#import "@preview/reader:0.1.0": ${call}\n#${call}()` });
+      assert.equal(res.status, 400);
+      assert.equal(((await res.json()) as { error: string }).error, error, `${call} on ${typst}`);
+    }
+  }
+}
+
+describe('packages used in place (PACKAGE_PATH not copied: a file in it names eval)', () => {
+  let service: Service;
+  let packages: string;
+  before(async () => {
+    packages = packageDirectory('#let run(code) = eval(code)\n');
+    addPackage(packages, 'reader', '0.1.0', READER);
+    service = await startService({ PACKAGE_PATH: packages, WORKERS: '1' });
+  });
+  after(async () => {
+    await service.stop();
+    rmSync(packages, { recursive: true, force: true });
+  });
+
+  it("names a package's missing file in its package, on both engines, and shows no server path", async () => {
+    await packageErrorsNameThePackage(service);
   });
 });
 

@@ -4,7 +4,7 @@
  * that never show a server path. Every place in an error is computed here.
  */
 import type { TemplateFailure } from '../api-values.js';
-import { DIAGNOSTIC_MESSAGES, dataPlaceInBody, fileNotFound, packageUnavailable } from '../messages.js';
+import { DIAGNOSTIC_MESSAGES, dataPlaceInBody, fileNotFound, fileNotFoundInPackage, packageUnavailable } from '../messages.js';
 import { offsetOf, placeOf } from '../bytes/text-position.js';
 
 /** A diagnostic as `NodeCompiler.fetchDiagnostics` returns it (0-based positions). */
@@ -74,14 +74,27 @@ const FILE_NOT_FOUND = /^file not found \(searched at (.*)\)$/;
 /**
  * "file not found (searched at /logo.png)" says where the service looked,
  * which is of no use to a client: the answer names the file as the template
- * wrote it, and says how files reach a template.
+ * wrote it, and says how files reach a template. A package's file is named
+ * in its package: no asset can stand in for it.
  */
-function missingFile(message: string, written: string | undefined): string | undefined {
+function missingFile(message: string, written: string | undefined, pkg: string | undefined): string | undefined {
   const searched = FILE_NOT_FOUND.exec(message)?.[1];
   if (searched === undefined) return undefined;
+  if (pkg) return fileNotFoundInPackage(pkg, inPackage(searched, pkg));
   const path = written ?? searched.replace(/^\//, '');
   const fromNetwork = /^[a-z][a-z0-9+.-]*:\/{0,2}/i.test(path) || path.startsWith('//');
   return fileNotFound(path, fromNetwork ? undefined : searched.replace(/^\/+/, '') || DIAGNOSTIC_MESSAGES.exampleAsset);
+}
+
+/**
+ * A path Typst searched in package `pkg` (`@namespace/name:version`), from
+ * the package's root: packages lie at `<namespace>/<name>/<version>/` of a
+ * directory the message no longer shows (cleanMessage).
+ */
+function inPackage(searched: string, pkg: string): string {
+  const spec = /^@([^/]+)\/([^:]+):(.+)$/.exec(pkg);
+  const root = spec ? `/${spec[1]}/${spec[2]}/${spec[3]}/` : undefined;
+  return root && searched.startsWith(root) ? searched.slice(root.length) : searched.replace(/^\/+/, '');
 }
 
 /**
@@ -95,9 +108,11 @@ export function toFailure(diags: RawDiagnostic[], hasSyntaxErrors: boolean, pos:
   const first = errors[0] ?? diags[0];
   if (!first) return { kind: 'evaluation', message: DIAGNOSTIC_MESSAGES.none, line: null, column: null };
   const cleaned = cleanMessage(first.message, pos.hiddenPaths);
-  const inMain = isMainFile(first.path);
+  // Typst names a package's files from the package's root, with the package apart: `@preview/name:1.0.0`, `/lib.typ`.
+  const pkg = first.package || undefined;
+  const inMain = !pkg && isMainFile(first.path);
   const written = inMain && first.range ? quotedPath(sent.source, first.range, pos.prefixLines) : undefined;
-  const message = missingFile(cleaned, written) ?? cleaned;
+  const message = missingFile(cleaned, written, pkg) ?? cleaned;
   // A span on the service's own prefix line, or an error in the data file itself, means Typst could not read `data`.
   if ((inMain && first.range && first.range.start.line < pos.prefixLines) || (pos.dataPath !== undefined && first.path === pos.dataPath)) {
     return { kind: 'data', message: placeDataError(message, sent) };
@@ -111,7 +126,7 @@ export function toFailure(diags: RawDiagnostic[], hasSyntaxErrors: boolean, pos:
     line,
     // Columns on line 1 count the dropped byte order mark, as the template was sent.
     column: column !== null && inMain && line === 1 && sent.hadBom ? column + 1 : column,
-    ...(inMain || !first.path ? {} : { file: first.path.replace(/^\//, '') }),
+    ...(inMain || !first.path ? {} : { file: pkg ? pkg + first.path : first.path.replace(/^\//, '') }),
   };
 }
 

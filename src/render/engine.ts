@@ -91,8 +91,11 @@ const SYNTAX_PROBE = Buffer.from(`#panic("${PROBE_MARK}")\n`);
 
 /** Settings the server passes to each worker. */
 export interface EngineOptions {
-  /** Operator-provided package directory (`<namespace>/<name>/<version>`). */
-  packagePath?: string;
+  /**
+   * Where packages are: the operator's PACKAGE_PATH (`<namespace>/<name>/<version>`) and the workers' own
+   * copy of it or link to it (sandbox.ts). Messages never show them: they are the host's, not the client's.
+   */
+  packageDirectories?: string[];
   /** Font files and families (catalog.ts); without them only Typst's own fonts exist. */
   fonts?: FontCatalog;
   /** Largest PDF answered (MAX_PDF_BYTES); the worker answers 422 past it. */
@@ -172,7 +175,8 @@ export class TypstEngine {
     this.packagesMayHandOutEval = options.packagesMayHandOutEval ?? true;
     this.positioning = {
       prefixLines: PREFIX_LINES,
-      hiddenPaths: [VIRTUAL_ROOT, options.packagePath ?? ''].filter(Boolean),
+      // The longest first: one of them may lie inside another.
+      hiddenPaths: [VIRTUAL_ROOT, ...(options.packageDirectories ?? [])].sort((a, b) => b.length - a.length),
       dataPath: DATA_FILE,
     };
   }

@@ -19,6 +19,8 @@ export interface Sandbox {
   env: NodeJS.ProcessEnv;
   /** Whether a package the workers can import could hand a template `eval` (package-scan.ts); true without packages. */
   packagesMayHandOutEval: boolean;
+  /** Where the workers find the packages (the copy, or the link to PACKAGE_PATH); undefined without packages. */
+  packageDirectory: string | undefined;
   /** Removes what the sandbox set up at start (the packages' copy, or the link to them). */
   dispose(): void;
 }
@@ -33,10 +35,12 @@ export function createSandbox(packagePath: string | undefined): Sandbox {
   let dataHome = join(VIRTUAL_ROOT, 'data');
   let dispose = (): void => undefined;
   let packagesMayHandOutEval = true;
+  let packageDirectory: string | undefined;
   if (packagePath) {
     const dir = mkdtempSync(join(tmpdir(), 'typst-pdf-packages-'));
     mkdirSync(join(dir, 'typst'));
-    packagesMayHandOutEval = providePackages(packagePath, join(dir, 'typst', 'packages'));
+    packageDirectory = join(dir, 'typst', 'packages');
+    packagesMayHandOutEval = providePackages(packagePath, packageDirectory);
     dataHome = dir;
     // A copy of the packages keeps the operator's modes: removeCopy makes each directory ours to empty first.
     dispose = () => removeCopy(dir);
@@ -61,5 +65,5 @@ export function createSandbox(packagePath: string | undefined): Sandbox {
     // allocator fills them as they go (retention/freed-memory-fill.ts).
     ...freedMemoryFill().env,
   };
-  return { env, dispose, packagesMayHandOutEval };
+  return { env, dispose, packagesMayHandOutEval, packageDirectory };
 }
