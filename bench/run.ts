@@ -20,12 +20,12 @@ import { describeSigning, measureSigning } from './signing.js';
 import { processCpuMs, serviceCpuMs } from './cpu.js';
 import { FloorProcess } from './floor.js';
 import { freedMemoryFill } from '../src/retention/freed-memory-fill.js';
-import { sendLoad, steadyRate } from './load.js';
+import { type LoadRun, sendLoad, steadyRate } from './load.js';
 import { sampleMemory, type MemorySample } from './memory.js';
 import { ms, pct, ratio, table } from './report.js';
 import { metricTotal, startBenchService, type BenchService } from './service.js';
 import { clamp, median, percentile, spread } from './stats.js';
-import { workloads, type Workload } from './workloads.js';
+import { waitingBody, workloads, type Workload } from './workloads.js';
 import { describeWorkers, measureWorkers } from './workers.js';
 
 /**
@@ -103,6 +103,8 @@ interface RoundFigures {
   serverCpuMs: number;
   /** CPU ms the server spent once quiet after a block (its heap collected, its read buffers scrubbed). */
   quietScrubCpuMs: number;
+  /** The same as serverCpuMs for a request that waits as long (waitingBody): a one-line document, a small body. */
+  waitingServerCpuMs: number;
   /** CPU ms the whole service (server and workers) spent per document at c=2×cores. */
   serviceCpuMs: number;
   /** Of it, the workers' (live and replaced): the service's less the server process's own. */
@@ -132,6 +134,7 @@ async function measureRound(
   floors: Map<string, Floors>,
   list: Workload[],
   floorEstimate: Map<string, number>,
+  waitingIterations: Map<string, number>,
   s: Settings,
   cores: number,
 ): Promise<Map<string, RoundFigures>> {
@@ -165,24 +168,15 @@ async function measureRound(
       floorSamples.push(...answer.samples);
       floorCpu.push(...answer.cpuSamples);
       filledFloorCpu.push(...answers.get(floor.filled)!.cpuSamples);
-      const cpuBefore = processCpuMs(serverPid);
-      // Read at the block's last answer: autocannon reports the end some 0.7 s later, by which time the
-      // server has gone quiet and scrubbed (a collection and the read buffers), which is counted on its own.
-      let cpuAtLastAnswer = cpuBefore;
-      const run = await sendLoad({
-        url: service.url,
-        body: workload.body,
-        connections: 1,
-        requests: perBlock,
-        onResponse: (count) => {
-          if (count === perBlock) cpuAtLastAnswer = processCpuMs(serverPid);
-        },
-      });
-      serverCpu += cpuAtLastAnswer - cpuBefore;
+      const { run, cpuMs, cpuAtLastAnswer } = await serverCpuOfBlock(service, workload.body, perBlock);
+      serverCpu += cpuMs;
       quietScrubCpu.push(processCpuMs(serverPid) - cpuAtLastAnswer);
       latencies.push(...run.latencies);
       failures += run.failures;
     }
+    // A request that waits as long, in a block as long: what the server's CPU is at that compile time, whatever the body and PDF.
+    const waiting = waitingBody(workload.engine, await iterationsFor(service, workload, estimate, waitingIterations));
+    const waitingCpu = (await serverCpuOfBlock(service, waiting, perBlock)).cpuMs;
     const replacedBefore = await metricTotal(service, 'typst_pdf_worker_restarts_total');
     const serviceCpuBefore = serviceCpuMs(serverPid);
     const serverCpuBefore = processCpuMs(serverPid);
@@ -202,6 +196,7 @@ async function measureRound(
       floorRuns: floorSamples.length,
       serverCpuMs: serverCpu / (s.blocks * perBlock),
       quietScrubCpuMs: median(quietScrubCpu),
+      waitingServerCpuMs: waitingCpu / perBlock,
       serviceCpuMs: serviceCpu / throughput.completedAt.length,
       workersCpuMs: workersCpu / throughput.completedAt.length,
       workersReplaced,
@@ -219,12 +214,57 @@ async function measureRound(
         `(${round.latencyRequests} each, in ${s.blocks} alternating blocks), ` +
         `c=${connections} ${round.rps.toFixed(1)} req/s (${round.throughputRequests} req); ` +
         `CPU: floor ${ms(round.floorCpuMs)} ms, server ${round.serverCpuMs.toFixed(2)} ms/req ` +
-        `(+${ms(round.quietScrubCpuMs)} ms once quiet), ` +
+        `(+${ms(round.quietScrubCpuMs)} ms once quiet; ${round.waitingServerCpuMs.toFixed(2)} ms/req waiting as long), ` +
         `workers ${ms(round.workersCpuMs)} ms/doc (${round.workersReplaced} replaced), service ${ms(round.serviceCpuMs)} ms/doc` +
         (round.failures ? `, ${round.failures} FAILED` : ''),
     );
   }
   return figures;
+}
+
+/**
+ * Loop iterations that make waitingBody(workload's engine) compile for about
+ * `ms`, found once per workload: the time of 0 and of a trial count, then
+ * scaled (the loop is linear).
+ */
+async function iterationsFor(service: BenchService, workload: Workload, ms: number, known: Map<string, number>): Promise<number> {
+  const found = known.get(workload.id);
+  if (found !== undefined) return found;
+  const timeOf = async (iterations: number) => {
+    const run = await sendLoad({ url: service.url, body: waitingBody(workload.engine, iterations), connections: 1, requests: 3 });
+    return median(run.latencies);
+  };
+  const trial = 50_000;
+  const base = await timeOf(0);
+  const perIteration = Math.max((await timeOf(trial)) - base, 1) / trial;
+  const iterations = Math.max(0, (ms - base) / perIteration);
+  known.set(workload.id, iterations);
+  return iterations;
+}
+
+/**
+ * A block of `requests` of `body` at c=1, and the server's CPU from its first request to its last answer. Read at the
+ * last answer: autocannon reports the end some 0.7 s later, by which time the server has gone quiet and scrubbed
+ * (a collection and the read buffers), which the caller counts on its own from `cpuAtLastAnswer`.
+ */
+async function serverCpuOfBlock(
+  service: BenchService,
+  body: Buffer,
+  requests: number,
+): Promise<{ run: LoadRun; cpuMs: number; cpuAtLastAnswer: number }> {
+  const pid = service.process.pid!;
+  const before = processCpuMs(pid);
+  let cpuAtLastAnswer = before;
+  const run = await sendLoad({
+    url: service.url,
+    body,
+    connections: 1,
+    requests,
+    onResponse: (count) => {
+      if (count === requests) cpuAtLastAnswer = processCpuMs(pid);
+    },
+  });
+  return { run, cpuMs: cpuAtLastAnswer - before, cpuAtLastAnswer };
 }
 
 interface MemoryResult {
@@ -307,6 +347,7 @@ async function main(): Promise<void> {
   const floors = new Map<string, Floors>();
   for (const w of list) floors.set(w.id, { bare: await FloorProcess.start({ bare: true }), filled: await FloorProcess.start() });
   const floorEstimate = new Map<string, number>();
+  const waitingIterations = new Map<string, number>();
   const pages = new Map<string, { pages: number; pdfBytes: number }>();
   const service = await startBenchService(cores);
   const rounds: Map<string, RoundFigures>[] = [];
@@ -320,7 +361,7 @@ async function main(): Promise<void> {
     }
     for (let r = 0; r < s.rounds; r++) {
       log(`round ${r + 1}/${s.rounds} (load average ${loadavg().join(' ')})`);
-      rounds.push(await measureRound(service, floors, list, floorEstimate, s, cores));
+      rounds.push(await measureRound(service, floors, list, floorEstimate, waitingIterations, s, cores));
       loadDuringRounds.push(loadavg());
     }
   } finally {
@@ -373,6 +414,7 @@ async function main(): Promise<void> {
       filledFloorCpuMs: pick('filledFloorCpuMs'),
       serverCpuMs: pick('serverCpuMs'),
       quietScrubCpuMs: pick('quietScrubCpuMs'),
+      waitingServerCpuMs: pick('waitingServerCpuMs'),
       serviceCpuMs,
       serviceCpuOverFloor: serviceCpuMs / floorCpuMs,
       workersCpuMs,
@@ -501,6 +543,7 @@ async function main(): Promise<void> {
         'floor CPU ms/doc',
         'with the fill (its cost)',
         'server CPU ms/req (c=1)',
+        'the same, a request that waits as long',
         'server CPU ms once quiet',
         `service CPU ms/doc (c=${connections}, server + workers)`,
         'service / floor',
@@ -513,6 +556,7 @@ async function main(): Promise<void> {
         ms(x.floorCpuMs),
         `${ms(x.filledFloorCpuMs)} (${pct(x.filledFloorCpuMs / x.floorCpuMs - 1)})`,
         x.serverCpuMs.toFixed(2),
+        x.waitingServerCpuMs.toFixed(2),
         ms(x.quietScrubCpuMs),
         ms(x.serviceCpuMs),
         ratio(x.serviceCpuOverFloor),
@@ -525,6 +569,9 @@ async function main(): Promise<void> {
     "Server CPU at c=1 (its threads' time as the scheduler counts it, in nanoseconds) is read from a block's first request",
     'to its last answer; "once quiet" is what it spends after that,',
     'when no request has come for 50 to 100 ms: a collection of its heap and the scrub of its read buffers (once per quiet spell, not per request).',
+    '"A request that waits as long": the same, for a one-line document with a small body whose template counts in a loop for about as long as',
+    "the workload's compile (bench/workloads.ts: waitingBody). The server does the same for it whatever the workload; what it costs grows with",
+    'the time the server sleeps while a worker computes, as the machine wakes it colder (docs/performance.md).',
     `The workers' CPU includes the start of each worker replaced during the c=${connections} run (after WORKER_MAX_JOBS jobs, by default).`,
     '',
     'The floor runs with no malloc settings. "With the fill": the same compiles in a process with the workers\' malloc settings',

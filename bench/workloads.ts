@@ -61,6 +61,17 @@ const BULK_DATA_BYTES = 9 * 1024 * 1024;
 const bodyOf = (data: object, template: string, typst?: EngineId, pdf?: object) =>
   Buffer.from(JSON.stringify({ data, template, typst, pdf }));
 
+/**
+ * A one-line document whose compile only counts to `iterations` in a loop of
+ * the template: a small body and a small PDF that take as long to compile
+ * as a workload. What the server spends on it is what any request costs it
+ * when its worker computes for that long (run.ts: "a request that waits").
+ */
+export function waitingBody(engine: EngineId, iterations: number): Buffer {
+  const template = `#let n = range(${Math.round(iterations)}).fold(0, (sum, i) => sum + 1)\nCounted to #n.`;
+  return bodyOf({}, template, engine === '0.14' ? engine : undefined);
+}
+
 export function workloads(): Workload[] {
   const letter = readExample('letter.typ');
   const einvoice = readExample('einvoice.typ');
