@@ -103,7 +103,7 @@ async function main(): Promise<void> {
   const pool = new RenderPool({
     ...config,
     engine: {
-      packageDirectories: [config.packagePath, sandbox.packageDirectory].filter((path) => path !== undefined),
+      packageDirectory: sandbox.packageDirectory,
       fonts,
       maxPdfBytes: config.maxPdfBytes,
       workerWritesPdfBytes: config.workerWritesPdfBytes,

@@ -248,9 +248,9 @@ export const DIAGNOSTIC_MESSAGES = {
   exampleAsset: 'logo.png',
 } as const;
 
-/** A file a package reads that is not in the package (named from the package's root). */
+/** A file a package lacks (named from the package's root): read by it, or its entry point. */
 export function fileNotFoundInPackage(pkg: string, path: string): string {
-  return `file not found in package ${pkg}: ${path}; hint: a package reads its own files, not the request's assets`;
+  return `file not found in package ${pkg}: ${path}; hint: a package reads only its own files, and the request's assets are not among them`;
 }
 
 /**

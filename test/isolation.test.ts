@@ -3,7 +3,7 @@
  * nothing of a request is left in logs or files.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -71,7 +71,7 @@ describe('packages and network', () => {
     // A loopback listener set as every proxy the compiler could use: it must see no connection.
     proxy = await proxyTrap();
     packages = packageDirectory('#let greet(name) = [Greetings, #name!]\n');
-    addPackage(packages, 'reader', '0.1.0', READER);
+    addFailingPackages(packages);
     service = await startService({
       PACKAGE_PATH: packages,
       ...proxy.env,
@@ -105,30 +105,66 @@ describe('packages and network', () => {
     await packageErrorsNameThePackage(service);
   });
 
+  it("leaves a message's text as it was where it names PACKAGE_PATH (Typst never sees that path: it is no secret to cut out)", async () => {
+    const res = await generate(service, { data: {}, template: `#panic("see ${packages}/preview")` });
+    assert.equal(res.status, 400);
+    assert.equal(
+      ((await res.json()) as { error: string }).error,
+      `Typst error on line 1, column 2: panicked with: "see ${packages}/preview"`,
+    );
+  });
+
   it('opened no connection to any proxy', () => {
     assert.equal(proxy.connections(), 0);
   });
 });
 
-/** A package whose functions fail: a file it lacks, and a panic. */
-const READER = '#let missing() = read("data/missing.txt")\n#let fail() = panic("out of order")\n';
+/** A package whose functions fail: a file it lacks, a panic, and a file of its own with the name the request's data has in Typst 0.14. */
+const READER = '#let missing() = read("data/missing.txt")\n#let fail() = panic("out of order")\n#let config() = json("~data.json")\n';
 
-/** A package's errors name its file as `@preview/reader:0.1.0/lib.typ`, and its missing file from the package's root. */
+/** Packages for the error messages: `reader` (READER), `noentry` (its entry point missing), `outer` (imports `noentry`). */
+function addFailingPackages(root: string): void {
+  writeFileSync(join(addPackage(root, 'reader', '0.1.0', READER), '~data.json'), '{bad');
+  rmSync(join(addPackage(root, 'noentry', '0.1.0', ''), 'lib.typ'));
+  addPackage(root, 'outer', '0.1.0', '#import "@preview/noentry:0.1.0": *\n');
+}
+
+const PACKAGE_FILE_HINT = "hint: a package reads only its own files, and the request's assets are not among them";
+
+/** A package's errors name its file as `@preview/reader:0.1.0/lib.typ`, and a missing file in the package that lacks it. */
 async function packageErrorsNameThePackage(service: Service): Promise<void> {
-  const cases = [
+  const cases: { template: string; error: string | RegExp }[] = [
     {
-      call: 'missing',
-      error:
-        'Typst error in @preview/reader:0.1.0/lib.typ on line 1, column 23: file not found in package @preview/reader:0.1.0: data/missing.txt; ' +
-        "hint: a package reads its own files, not the request's assets",
+      template: '#import "@preview/reader:0.1.0": missing\n#missing()',
+      error: `Typst error in @preview/reader:0.1.0/lib.typ on line 1, column 23: file not found in package @preview/reader:0.1.0: data/missing.txt; ${PACKAGE_FILE_HINT}`,
     },
-    { call: 'fail', error: 'Typst error in @preview/reader:0.1.0/lib.typ on line 2, column 15: panicked with: "out of order"' },
+    {
+      template: '#import "@preview/reader:0.1.0": fail\n#fail()',
+      error: 'Typst error in @preview/reader:0.1.0/lib.typ on line 2, column 15: panicked with: "out of order"',
+    },
+    // The package's own JSON, not the request's data, whatever its name.
+    {
+      template: '#import "@preview/reader:0.1.0": config\n#config()',
+      // 0.11 places the error at the call, 0.14 in the file.
+      error: /^Typst error in @preview\/reader:0\.1\.0\/(lib\.typ on line 3, column \d+|~data\.json): failed to parse JSON/,
+    },
+    {
+      template: '#import "@preview/noentry:0.1.0": *',
+      error: `Typst error on line 1, column 9: file not found in package @preview/noentry:0.1.0: lib.typ; ${PACKAGE_FILE_HINT}`,
+    },
+    {
+      template: '#import "@preview/outer:0.1.0": *',
+      error: `Typst error in @preview/outer:0.1.0/lib.typ on line 1, column 9: file not found in package @preview/noentry:0.1.0: lib.typ; ${PACKAGE_FILE_HINT}`,
+    },
   ];
   for (const typst of ['0.11', '0.14']) {
-    for (const { call, error } of cases) {
-      const res = await generate(service, { data: {}, typst, template: `#import "@preview/reader:0.1.0": ${call}\n#${call}()` });
+    for (const { template, error } of cases) {
+      const res = await generate(service, { data: {}, typst, template });
       assert.equal(res.status, 400);
-      assert.equal(((await res.json()) as { error: string }).error, error, `${call} on ${typst}`);
+      const answered = ((await res.json()) as { error: string }).error;
+      if (typeof error === 'string') assert.equal(answered, error, `${template} on ${typst}`);
+      else assert.match(answered, error, `${template} on ${typst}`);
+      for (const path of SERVER_PATHS) assert.ok(!answered.includes(path), `"${answered}" shows a server path`);
     }
   }
 }
@@ -138,7 +174,7 @@ describe('packages used in place (PACKAGE_PATH not copied: a file in it names ev
   let packages: string;
   before(async () => {
     packages = packageDirectory('#let run(code) = eval(code)\n');
-    addPackage(packages, 'reader', '0.1.0', READER);
+    addFailingPackages(packages);
     service = await startService({ PACKAGE_PATH: packages, WORKERS: '1' });
   });
   after(async () => {

@@ -22,8 +22,10 @@ const SEVERITY_ERROR = 1;
 export interface Positioning {
   /** Lines the service puts before the template in the main file. */
   prefixLines: number;
-  /** Path prefixes to strip from messages (the virtual root, the package directory). */
+  /** Paths to strip from messages (the virtual root, the workers' package directory). */
   hiddenPaths: string[];
+  /** The workers' package directory (sandbox.ts): a file Typst searched there is a package's. */
+  packageDirectory?: string;
   /** The file `data` is read from: Typst 0.14 reports a JSON error there (with no range), 0.11 on the prefix line. */
   dataPath?: string;
 }
@@ -39,12 +41,16 @@ export interface SentText {
   dataStart: number;
 }
 
+/** `text` without the server's paths (each is the service's own, and the package directory's name is random). */
+function withoutPaths(text: string, hiddenPaths: string[]): string {
+  let shown = text;
+  for (const hidden of hiddenPaths) shown = shown.split(hidden).join('');
+  return shown;
+}
+
 /** Removes server paths and advice that only applies to Typst's command line. */
 function cleanMessage(message: string, hiddenPaths: string[]): string {
-  let text = message;
-  for (const hidden of hiddenPaths) {
-    if (hidden) text = text.split(hidden).join('');
-  }
+  let text = withoutPaths(message, hiddenPaths);
   // A package outside PACKAGE_PATH: Typst tried to download it (and could not), or found no such local package.
   const download = /failed to download package \(.*?\/([a-z0-9_-]+)\/([a-z0-9_-]+)-(\d+\.\d+\.\d+)\.tar\.gz[^)]*\).*$/i.exec(text);
   if (download) {
@@ -69,32 +75,33 @@ function templateLine(d: RawDiagnostic, prefixLines: number): number | null {
 /** Main files of the service (engine.ts): their names start with `~`, which no asset name may hold. */
 const isMainFile = (path: string | undefined) => path === undefined || path === '' || path.startsWith('/~');
 
-const FILE_NOT_FOUND = /^file not found \(searched at (.*)\)$/;
+const FILE_NOT_FOUND = /^file not found \(searched at (.*)\)$/s;
 
 /**
  * "file not found (searched at /logo.png)" says where the service looked,
  * which is of no use to a client: the answer names the file as the template
- * wrote it, and says how files reach a template. A package's file is named
- * in its package: no asset can stand in for it.
+ * wrote it, and says how files reach a template. A file Typst searched in
+ * the package directory is named in its package, whichever file asked for
+ * it (a package's own, a package it imports, or the template importing a
+ * package that lacks its entry point): no asset can stand in for it.
+ * `message` is Typst's, paths and all.
  */
-function missingFile(message: string, written: string | undefined, pkg: string | undefined): string | undefined {
-  const searched = FILE_NOT_FOUND.exec(message)?.[1];
-  if (searched === undefined) return undefined;
-  if (pkg) return fileNotFoundInPackage(pkg, inPackage(searched, pkg));
+function missingFile(message: string, written: string | undefined, pos: Positioning): string | undefined {
+  const where = FILE_NOT_FOUND.exec(message)?.[1];
+  if (where === undefined) return undefined;
+  const packaged = packageFile(where, pos.packageDirectory);
+  if (packaged) return fileNotFoundInPackage(packaged.spec, packaged.path);
+  const searched = withoutPaths(where, pos.hiddenPaths);
   const path = written ?? searched.replace(/^\//, '');
   const fromNetwork = /^[a-z][a-z0-9+.-]*:\/{0,2}/i.test(path) || path.startsWith('//');
   return fileNotFound(path, fromNetwork ? undefined : searched.replace(/^\/+/, '') || DIAGNOSTIC_MESSAGES.exampleAsset);
 }
 
-/**
- * A path Typst searched in package `pkg` (`@namespace/name:version`), from
- * the package's root: packages lie at `<namespace>/<name>/<version>/` of a
- * directory the message no longer shows (cleanMessage).
- */
-function inPackage(searched: string, pkg: string): string {
-  const spec = /^@([^/]+)\/([^:]+):(.+)$/.exec(pkg);
-  const root = spec ? `/${spec[1]}/${spec[2]}/${spec[3]}/` : undefined;
-  return root && searched.startsWith(root) ? searched.slice(root.length) : searched.replace(/^\/+/, '');
+/** A path in the package directory, as its package (`@namespace/name:version`: where it lies) and the path from that package's root. */
+function packageFile(path: string, directory: string | undefined): { spec: string; path: string } | undefined {
+  if (!directory || !path.startsWith(`${directory}/`)) return undefined;
+  const parts = /^([^/]+)\/([^/]+)\/([^/]+)\/(.*)$/s.exec(path.slice(directory.length + 1));
+  return parts ? { spec: `@${parts[1]}/${parts[2]}:${parts[3]}`, path: parts[4]! } : undefined;
 }
 
 /**
@@ -112,9 +119,12 @@ export function toFailure(diags: RawDiagnostic[], hasSyntaxErrors: boolean, pos:
   const pkg = first.package || undefined;
   const inMain = !pkg && isMainFile(first.path);
   const written = inMain && first.range ? quotedPath(sent.source, first.range, pos.prefixLines) : undefined;
-  const message = missingFile(cleaned, written, pkg) ?? cleaned;
+  const message = missingFile(first.message, written, pos) ?? cleaned;
   // A span on the service's own prefix line, or an error in the data file itself, means Typst could not read `data`.
-  if ((inMain && first.range && first.range.start.line < pos.prefixLines) || (pos.dataPath !== undefined && first.path === pos.dataPath)) {
+  if (
+    (inMain && first.range && first.range.start.line < pos.prefixLines) ||
+    (!pkg && pos.dataPath !== undefined && first.path === pos.dataPath)
+  ) {
     return { kind: 'data', message: placeDataError(message, sent) };
   }
   // An error inside a file the template included (an asset): its own lines, and its name.

@@ -92,10 +92,10 @@ const SYNTAX_PROBE = Buffer.from(`#panic("${PROBE_MARK}")\n`);
 /** Settings the server passes to each worker. */
 export interface EngineOptions {
   /**
-   * Where packages are: the operator's PACKAGE_PATH (`<namespace>/<name>/<version>`) and the workers' own
-   * copy of it or link to it (sandbox.ts). Messages never show them: they are the host's, not the client's.
+   * The workers' package directory: a copy of PACKAGE_PATH (`<namespace>/<name>/<version>`) or a link to it
+   * (sandbox.ts), the only path to packages Typst sees. Messages never show it.
    */
-  packageDirectories?: string[];
+  packageDirectory?: string;
   /** Font files and families (catalog.ts); without them only Typst's own fonts exist. */
   fonts?: FontCatalog;
   /** Largest PDF answered (MAX_PDF_BYTES); the worker answers 422 past it. */
@@ -175,8 +175,8 @@ export class TypstEngine {
     this.packagesMayHandOutEval = options.packagesMayHandOutEval ?? true;
     this.positioning = {
       prefixLines: PREFIX_LINES,
-      // The longest first: one of them may lie inside another.
-      hiddenPaths: [VIRTUAL_ROOT, ...(options.packageDirectories ?? [])].sort((a, b) => b.length - a.length),
+      hiddenPaths: [VIRTUAL_ROOT, ...(options.packageDirectory ? [options.packageDirectory] : [])],
+      packageDirectory: options.packageDirectory,
       dataPath: DATA_FILE,
     };
   }
