@@ -132,6 +132,9 @@ interface RoundFigures {
 }
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
+
+/** Requests in a block at c=1: about `blockSeconds` of compiles of `estimateMs` each. */
+const requestsPerBlock = (s: Settings, estimateMs: number) => Math.round(clamp((s.blockSeconds * 1000) / estimateMs, 1, 100));
 const loadavg = () => os.loadavg().map((x) => Number(x.toFixed(2)));
 
 /** The floor processes of one workload: the bare binding, and the same with the workers' malloc settings. */
@@ -154,7 +157,7 @@ async function measureRound(
   for (const workload of list) {
     const floor = floors.get(workload.id)!;
     const estimate = floorEstimate.get(workload.id)!;
-    const perBlock = Math.round(clamp((s.blockSeconds * 1000) / estimate, 1, 100));
+    const perBlock = requestsPerBlock(s, estimate);
     // Every worker compiles this workload once before anything is timed; so do the floor processes.
     await sendLoad({ url: service.url, body: workload.body, connections: cores, requests: cores });
     await floor.bare.measure(workload.id, 1);
@@ -185,9 +188,6 @@ async function measureRound(
       latencies.push(...run.latencies);
       failures += run.failures;
     }
-    // A request that waits as long, in a block as long: what the server's CPU is at that compile time, whatever the body and PDF.
-    const waiting = waitingBody(workload.engine, await iterationsFor(service, workload, estimate, waitingIterations));
-    const waitingCpu = (await serverCpuOfBlock(service, waiting, perBlock)).cpuMs;
     const replacedBefore = await metricTotal(service, 'typst_pdf_worker_restarts_total');
     const serviceCpuBefore = serviceCpuMs(serverPid);
     const serverCpuBefore = processCpuMs(serverPid);
@@ -207,7 +207,7 @@ async function measureRound(
       floorRuns: floorSamples.length,
       serverCpuMs: serverCpu / (s.blocks * perBlock),
       quietScrubCpuMs: median(quietScrubCpu),
-      waitingServerCpuMs: waitingCpu / perBlock,
+      waitingServerCpuMs: 0,
       serviceCpuMs: serviceCpu / throughput.completedAt.length,
       workersCpuMs: workersCpu / throughput.completedAt.length,
       workersReplaced,
@@ -225,10 +225,21 @@ async function measureRound(
         `(${round.latencyRequests} each, in ${s.blocks} alternating blocks), ` +
         `c=${connections} ${round.rps.toFixed(1)} req/s (${round.throughputRequests} req); ` +
         `CPU: floor ${ms(round.floorCpuMs)} ms, server ${round.serverCpuMs.toFixed(2)} ms/req ` +
-        `(+${ms(round.quietScrubCpuMs)} ms once quiet; ${round.waitingServerCpuMs.toFixed(2)} ms/req waiting as long), ` +
+        `(+${ms(round.quietScrubCpuMs)} ms once quiet), ` +
         `workers ${ms(round.workersCpuMs)} ms/doc (${round.workersReplaced} replaced), service ${ms(round.serviceCpuMs)} ms/doc` +
         (round.failures ? `, ${round.failures} FAILED` : ''),
     );
+  }
+  // A request that waits as long as each workload compiles, in a block as long: what the server's CPU is at that
+  // compile time, whatever the body and PDF. After every workload's figures, since its loop leaves the workers
+  // otherwise than the workloads do.
+  for (const workload of list) {
+    const estimate = floorEstimate.get(workload.id)!;
+    const perBlock = requestsPerBlock(s, estimate);
+    const waiting = waitingBody(workload.engine, await iterationsFor(service, workload, estimate, waitingIterations));
+    const round = figures.get(workload.id)!;
+    round.waitingServerCpuMs = (await serverCpuOfBlock(service, waiting, perBlock)).cpuMs / perBlock;
+    log(`  ${workload.id}: server ${round.waitingServerCpuMs.toFixed(2)} ms/req for a request that waits as long`);
   }
   return figures;
 }
