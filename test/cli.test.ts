@@ -14,6 +14,8 @@ function runMain(args: string[], env: Record<string, string> = {}) {
   return spawnSync(process.execPath, [MAIN, ...args], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', API_KEYS: 'k', ...env },
     encoding: 'utf8',
+    // A service that starts after all is killed at the timeout, not asked to shut down (it would keep the test waiting).
+    killSignal: 'SIGKILL',
     timeout: 15_000,
   });
 }

@@ -122,6 +122,8 @@ describe('FONT_PATH', () => {
       const result = spawnSync(process.execPath, [fileURLToPath(new URL('../src/main.js', import.meta.url))], {
         env: { PATH: process.env.PATH ?? '', PORT: '0', API_KEYS: TEST_KEY, WORKERS: '1', FONT_PATH: broken },
         encoding: 'utf8',
+        // A service that starts after all is killed at the timeout, not asked to shut down (it would keep the test waiting).
+        killSignal: 'SIGKILL',
         timeout: 20_000,
       });
       assert.equal(result.status, 1);

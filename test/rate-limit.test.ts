@@ -582,6 +582,8 @@ describe('rate-limit settings', () => {
       const run = spawnSync(process.execPath, [MAIN], {
         env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', API_KEYS: 'k', [name]: value },
         encoding: 'utf8',
+        // A service that starts after all is killed at the timeout, not asked to shut down (it would keep the test waiting).
+        killSignal: 'SIGKILL',
         timeout: 15_000,
       });
       assert.equal(run.status, 1, `${name}=${value}: ${run.stdout}${run.stderr}`);

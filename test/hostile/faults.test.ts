@@ -94,6 +94,8 @@ describe('compiler native module missing', () => {
     const run = spawnSync(process.execPath, [join(dir, 'dist', 'src', 'main.js')], {
       env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', API_KEYS: 'k', WORKERS: '2' },
       encoding: 'utf8',
+      // A service that starts after all is killed at the timeout, not asked to shut down (it would keep the test waiting).
+      killSignal: 'SIGKILL',
       timeout: 20_000,
     });
     t.diagnostic(`exit ${run.status} in ${Date.now() - started} ms: ${run.stderr.trim().split('\n')[0]}`);
