@@ -263,6 +263,12 @@ describe('the 0.14 engine', () => {
       `dictionary(std).at("eval")("panic(\\"${PROBE}\\")")`,
       `dictionary(std).at("ev" + "al")("panic(\\"${PROBE}\\")")`,
     );
+    // Prose that compiles, for sure, besides what the random runs bring (about 15 in 600, but as few as 8).
+    const proseExamples: [string, string[], string][] = ['HOLE', '#[ HOLE ]', '#box[HOLE]'].flatMap((where) =>
+      ['Prices ', 'we\t', 'a-b '].flatMap((lead) =>
+        ['include "probe.typ"', 'import "probe.typ"'].map((word): [string, string[], string] => [where, [lead], word]),
+      ),
+    );
     const seen = { probed: 0, proseCompiled: 0 };
     fc.assert(
       fc.property(place, fc.array(lead, { maxLength: 2 }), keyword, (where, leads, word) => {
@@ -275,10 +281,10 @@ describe('the 0.14 engine', () => {
         }
         if (ok && !found) seen.proseCompiled++;
       }),
-      { numRuns: 600 },
+      { numRuns: 600, examples: proseExamples },
     );
     // Both sides came up: templates whose keyword Typst evaluated, and ones left as prose that compiled.
-    assert.ok(seen.probed >= 40 && seen.proseCompiled >= 10, JSON.stringify(seen));
+    assert.ok(seen.probed >= 40 && seen.proseCompiled >= proseExamples.length, JSON.stringify(seen));
   });
 });
 
