@@ -39,7 +39,7 @@ const IDLE_PSS_BEFORE_MIB = 70;
 /**
  * The server is measured warm, as the floor's compiles are: V8 optimizes a
  * request's functions only after some hundreds of requests (W1 at c=1: 1.49
- * ms of server CPU per request over the first 100, 0.86 to 0.96 after 700).
+ * ms of server CPU per request over the first 100, 0.83 to 0.97 after 700).
  * Before the first round each workload is sent this many times, or for
  * about WARM_UP_SECONDS of its compiles, whichever is fewer.
  */
