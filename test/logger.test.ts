@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { describe, it } from 'node:test';
 
 const LOGGER = new URL('../src/logger.js', import.meta.url).href;
@@ -27,7 +28,36 @@ setTimeout(() => fs.writeSync(2, 'checked\\n'), 2000);
 setTimeout(() => {}, 2500);
 `;
 
+/** A child that makes fd 1 non-blocking (as a pipe the server's stdout may be), then logs `LINES` lines at once. */
+const LINES = 3000;
+const FLOOD = `
+import { Socket } from 'node:net';
+new Socket({ fd: 1, readable: false, writable: true });
+const { createLogger } = await import(${JSON.stringify(LOGGER)});
+const log = createLogger('info', false);
+for (let i = 0; i < ${LINES}; i++) log.info({ n: i, filler: 'x'.repeat(150) }, 'flood');
+setTimeout(() => {}, 3000);
+`;
+
 describe('log batches', () => {
+  it('keeps every line, in order, through a pipe that fills (partial writes and EAGAIN)', async () => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', FLOOD], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // Nothing is read for 500 ms: the pipe's 64 KiB fill long before the 600 KB are written.
+    child.stdout.pause();
+    setTimeout(() => child.stdout.resume(), 500);
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    await once(child, 'exit');
+    const numbers = stdout
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { n: number }).n);
+    assert.deepEqual(
+      numbers,
+      Array.from({ length: LINES }, (_, i) => i),
+    );
+  });
+
   it('writes a line that came while a batch was going out, without waiting for another line', async () => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

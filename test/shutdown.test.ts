@@ -188,6 +188,25 @@ describe('graceful shutdown', () => {
     assert.equal(await service.stop('SIGINT'), 0);
     assert.deepEqual(await waitGone(workers, 2000), []);
   });
+
+  it('exits on SIGTERM when whoever read its log has gone (EPIPE), with lines still unwritten', async () => {
+    const service = await startService({ WORKERS: '1' });
+    const pids = [service.process.pid!, ...service.workerPids()];
+    // Its start-up lines are written first (within 100 ms). Then the read end of its stdout closes, and its
+    // next write fails with EPIPE: that of the two lines its shutdown logs, still in the batch as it exits.
+    await new Promise((r) => setTimeout(r, 500));
+    service.process.stdout!.destroy();
+    await new Promise((r) => setTimeout(r, 200));
+    const exited = once(service.process, 'exit');
+    service.process.kill('SIGTERM');
+    const code = await Promise.race([
+      exited.then(([c]) => c as number),
+      new Promise((r) => setTimeout(() => r('still running after 10 s'), 10_000)),
+    ]);
+    if (code !== 0) service.process.kill('SIGKILL');
+    assert.equal(code, 0, service.output());
+    assert.deepEqual(await waitGone(pids, 2000), []);
+  });
 });
 
 describe('a server killed outright', () => {
