@@ -1,15 +1,18 @@
 /**
- * The log's output when it is not a terminal: JSON lines written to a file
- * descriptor in batches (4 KiB, or what is there 100 ms after a line that
- * found nothing waiting), through libuv's threads so that a slow reader
- * never holds up the server, and written out at once as the process exits.
+ * The log's output when it is not a terminal: JSON lines written to a
+ * non-blocking file descriptor in batches (4 KiB, or what is there 100 ms
+ * after a line that found nothing waiting), on the main thread. A write
+ * takes what the descriptor takes at once, so a slow reader never holds
+ * the server up: the rest waits, in order, for the descriptor to take more.
  *
  * Hand-written, not pino.destination (sonic-boom 4): the flush that pino
  * makes as the process exits retries a failed write every 100 ms for ever,
  * whatever the error. A service whose log reader had gone (EPIPE) then
  * never ended, not even on a second SIGTERM: its one thread waited in that
  * loop. Here a write that fails for any reason but a full pipe ends the
- * output, and later lines are dropped.
+ * output, and later lines are dropped. Writing on the main thread, not in
+ * libuv's threads, leaves no batch in flight whose end is unknown, which
+ * the flush at exit would reorder, cut or lose.
  */
 import fs from 'node:fs';
 
@@ -23,10 +26,12 @@ const BATCH_BYTES = 4096;
 const FLUSH_AFTER_MS = 100;
 /** After a full pipe (EAGAIN), the wait before the next try. */
 const RETRY_MS = 20;
-/** What the log may hold for a reader that does not keep up; lines past it are dropped. */
+/** What the log may hold for a reader that does not keep up; lines past it are dropped, and counted. */
 const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 /** As the process exits, the longest a full pipe may hold the last lines up, in all. */
 const EXIT_WAIT_MS = 1000;
+/** Buffers a write hands the kernel at once (Linux's IOV_MAX). */
+const MAX_BUFFERS_PER_WRITE = 1024;
 
 /** Blocks the thread for `ms` (only as the process exits, when no event loop is left to wait with). */
 function sleepSync(ms: number): void {
@@ -34,116 +39,125 @@ function sleepSync(ms: number): void {
 }
 
 export class LogOutput {
+  /** Lines not yet written, in order; the first may be partly written (`headWritten`). */
   private pending: Buffer[] = [];
+  private headWritten = 0;
   private pendingBytes = 0;
-  /** A write handed to libuv's threads and not yet done. */
-  private writing = false;
+  /** Lines dropped since the last one queued, while the reader did not keep up. */
+  private dropped = 0;
+  /** A flush is due FLUSH_AFTER_MS after the line that started the batch. */
   private flushDue = false;
+  /** The descriptor took all it could (a full pipe): the next try is due RETRY_MS after. */
+  private retryDue = false;
   /** The reader is gone, or the descriptor failed: nothing more is written. */
   private broken = false;
-  /** Callers of flush() waiting for what was there to be written (or dropped). */
-  private flushed: Array<() => void> = [];
 
-  constructor(private readonly fd = 1) {}
+  /**
+   * `fd` must be non-blocking if it is a pipe or a socket (Node makes fd 1 so once `process.stdout` is read).
+   * `droppedLine` words the line that says how many lines a slow reader made the log drop.
+   */
+  constructor(
+    private readonly fd: number,
+    private readonly droppedLine: (count: number) => string,
+  ) {}
 
   /** pino's destination interface: one line, with its newline. */
   write(line: string): boolean {
-    if (this.broken || this.pendingBytes + line.length > MAX_PENDING_BYTES) return true;
+    if (this.broken) return true;
     const bytes = Buffer.from(line);
-    this.pending.push(bytes);
-    this.pendingBytes += bytes.length;
-    if (this.pendingBytes >= BATCH_BYTES) this.writeOut();
+    if (this.pendingBytes + bytes.length > MAX_PENDING_BYTES) {
+      this.dropped++;
+      return true;
+    }
+    this.queueDropped();
+    this.queue(bytes);
+    if (this.pendingBytes >= BATCH_BYTES) this.writeNow();
     else this.flushSoon();
     return true;
   }
 
-  /** Writes what is waiting now (pino's `logger.flush`); `done` once it is written, or dropped. */
+  /** Writes what the descriptor takes now (pino's `logger.flush`); `done` at once. */
   flush(done?: () => void): void {
-    if (done) this.flushed.push(done);
-    this.writeOut();
-    this.settle();
+    this.writeNow();
+    done?.();
   }
 
-  /**
-   * Writes what is waiting at once, blocking, as the process exits. A batch
-   * still being written by libuv's threads is left to them (written twice,
-   * it would repeat lines). Gives up on a pipe that stays full past
-   * EXIT_WAIT_MS and on any other failed write.
-   */
+  /** pino calls this after a `fatal` line, with the process going on: the same as flush(). */
   flushSync(): void {
+    this.writeNow();
+  }
+
+  /** Writes what waits as the process exits, waiting at most EXIT_WAIT_MS in all for a full pipe. */
+  flushAtExit(): void {
+    if (this.broken) return;
+    this.queueDropped();
     const giveUpAt = Date.now() + EXIT_WAIT_MS;
-    while (!this.broken && this.pendingBytes > 0) {
-      const chunk = this.take();
-      let done = 0;
-      try {
-        done = fs.writeSync(this.fd, chunk);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() >= giveUpAt) {
-          this.end();
-          return;
-        }
-        sleepSync(RETRY_MS);
-      }
-      this.putBack(chunk, done);
-    }
+    while (!this.writeOut() && Date.now() < giveUpAt) sleepSync(RETRY_MS);
+  }
+
+  private queue(bytes: Buffer): void {
+    this.pending.push(bytes);
+    this.pendingBytes += bytes.length;
+  }
+
+  /** The line that counts the lines dropped since the last one queued, if any were. */
+  private queueDropped(): void {
+    if (this.dropped === 0) return;
+    this.queue(Buffer.from(this.droppedLine(this.dropped)));
+    this.dropped = 0;
   }
 
   private flushSoon(): void {
-    if (this.flushDue) return;
+    if (this.flushDue || this.retryDue) return;
     this.flushDue = true;
     setTimeout(() => {
       this.flushDue = false;
-      this.writeOut();
+      this.writeNow();
     }, FLUSH_AFTER_MS).unref();
   }
 
-  /** Hands what is waiting to libuv's threads, unless a write is still going out (its end writes the rest). */
-  private writeOut(): void {
-    if (this.writing || this.broken || this.pendingBytes === 0) return;
-    this.writing = true;
-    const chunk = this.take();
-    fs.write(this.fd, chunk, 0, chunk.length, null, (error, done) => {
-      this.writing = false;
-      if (error && error.code !== 'EAGAIN') {
+  /** Writes what the descriptor takes now, unless a retry after a full pipe is due (it writes it then). */
+  private writeNow(): void {
+    if (this.retryDue || this.writeOut()) return;
+    this.retryDue = true;
+    setTimeout(() => {
+      this.retryDue = false;
+      this.writeNow();
+    }, RETRY_MS).unref();
+  }
+
+  /** Writes what the descriptor takes now. Returns false when a full pipe left some waiting. */
+  private writeOut(): boolean {
+    while (this.pendingBytes > 0 && !this.broken) {
+      const buffers = this.pending.slice(0, MAX_BUFFERS_PER_WRITE);
+      buffers[0] = buffers[0]!.subarray(this.headWritten);
+      let written: number;
+      try {
+        written = fs.writevSync(this.fd, buffers);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return false;
         this.end();
-        return;
+        break;
       }
-      this.putBack(chunk, error ? 0 : done);
-      if (this.pendingBytes === 0) {
-        this.settle();
-        return;
-      }
-      if (error) setTimeout(() => this.writeOut(), RETRY_MS).unref();
-      else this.writeOut();
-    });
+      this.consume(written);
+    }
+    return true;
   }
 
-  /** All that is waiting, as one buffer, taken out of the queue. */
-  private take(): Buffer {
-    const chunk = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
-    this.pending = [];
-    this.pendingBytes = 0;
-    return chunk;
-  }
-
-  /** What of `chunk` was not written goes back to the head of the queue. */
-  private putBack(chunk: Buffer, written: number): void {
-    if (written >= chunk.length) return;
-    const rest = chunk.subarray(written);
-    this.pending.unshift(rest);
-    this.pendingBytes += rest.length;
-  }
-
-  /** Calls the flush() callers once nothing waits or goes out. */
-  private settle(): void {
-    if (this.writing || this.pendingBytes > 0) return;
-    for (const done of this.flushed.splice(0)) done();
+  /** Takes `written` bytes off the head of what waits. */
+  private consume(written: number): void {
+    this.pendingBytes -= written;
+    let left = written + this.headWritten;
+    let lines = 0;
+    while (lines < this.pending.length && left >= this.pending[lines]!.length) left -= this.pending[lines++]!.length;
+    this.pending.splice(0, lines);
+    this.headWritten = left;
   }
 
   private end(): void {
     this.broken = true;
     this.pending = [];
     this.pendingBytes = 0;
-    this.settle();
+    this.headWritten = 0;
   }
 }

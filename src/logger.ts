@@ -13,7 +13,13 @@ export function createLogger(level: string, terminal = Boolean(process.stdout.is
   if (terminal) {
     return pino({ level, base }, pretty({ sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' }));
   }
-  const output = new LogOutput(1);
-  process.once('exit', () => output.flushSync());
+  // Reading process.stdout makes fd 1 non-blocking when it is a pipe or a socket, as LogOutput needs.
+  void process.stdout;
+  const output = new LogOutput(
+    1,
+    (count) =>
+      `${JSON.stringify({ level: 40, time: Date.now(), ...base, dropped: count, msg: 'log lines dropped: the reader of stdout did not keep up' })}\n`,
+  );
+  process.once('exit', () => output.flushAtExit());
   return pino({ level, base }, output);
 }

@@ -193,7 +193,8 @@ describe('graceful shutdown', () => {
     const service = await startService({ WORKERS: '1' });
     const pids = [service.process.pid!, ...service.workerPids()];
     // Its start-up lines are written first (within 100 ms). Then the read end of its stdout closes, and its
-    // next write fails with EPIPE: that of the two lines its shutdown logs, still in the batch as it exits.
+    // next write fails with EPIPE: that of the two lines its shutdown logs, still in the batch as it exits
+    // when it stops within 100 ms, as with nothing in flight (test/logger.test.ts has the exact case).
     await new Promise((r) => setTimeout(r, 500));
     service.process.stdout!.destroy();
     await new Promise((r) => setTimeout(r, 200));
