@@ -407,6 +407,19 @@ describe('request content in memory, at the answer', () => {
       run: () => marked200('\nThe price does not include tax.', { typst: '0.14' }),
     },
     {
+      name: 'a 200 on the Typst 0.14 engine whose template imports a Typst file among its assets (its compiler replaced)',
+      async run() {
+        const part = marker('PART');
+        const { body, markers } = markedRequest('\n#import "parts.typ": closing\n#closing');
+        const partBase64 = Buffer.from(`#let closing = [Yours, ${part}]`).toString('base64');
+        const res = await generate(service, { ...body, typst: '0.14', assets: { ...body.assets, 'parts.typ': partBase64 } });
+        assert.equal(res.status, 200);
+        const pdf = Buffer.from(await res.arrayBuffer());
+        assert.ok(pdf.includes(markers.title), 'the PDF carries the title in clear');
+        return { ...markers, part, partBase64 };
+      },
+    },
+    {
       name: 'a 400 evaluation error on the Typst 0.14 engine (the answer quotes the template)',
       async run() {
         const markers = { data: marker('DATA'), template: marker('TEMPLATE') };

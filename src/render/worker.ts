@@ -67,6 +67,20 @@ function forgetStrings(dropped?: TypstEngine): void {
 }
 
 /**
+ * After a job that dropped its 0.14 compiler and made no strings of its
+ * request but its asset names (young, see forgetYoung): a plain collection
+ * of the whole heap finds the compiler, whose finalizer frees its native
+ * memory; the old generation holds nothing of the job to clear. 4.6 ms of
+ * the worker's time against about 8 for forgetStrings' (a letter that
+ * imports a file, on 0.14, one worker, 300 jobs).
+ */
+function forgetCompiler(dropped: TypstEngine): void {
+  forgetYoung();
+  collect?.({ type: 'major' });
+  setImmediate(() => dropped.prepare());
+}
+
+/**
  * Writes what the client's socket takes at once, without waiting (the
  * socket is non-blocking), and lets go of the socket. Returns how much of
  * the PDF the server is not to send: all of it if the client is gone.
@@ -229,7 +243,8 @@ async function main(): Promise<void> {
     // a dropped compiler (0.14) is freed by the binding's finalizer once V8 has collected it, and
     // only on the turn after that is its successor made (a job that comes first makes it itself).
     // (No closure here holds the result: one would keep its context, the message among it, alive.)
-    if (dropped || garbage === 'strings') setImmediate(forgetStrings, dropped);
+    if (garbage === 'strings') setImmediate(forgetStrings, dropped);
+    else if (dropped) setImmediate(forgetCompiler, dropped);
   }
 }
 

@@ -12,7 +12,7 @@
  */
 
 /** V8's collector, as `--expose-gc` gives it. */
-export type Collect = (options: { type: 'minor' } | typeof MEMORY_REDUCING_COLLECTION) => void;
+export type Collect = (options: { type: 'minor' } | { type: 'major' } | typeof MEMORY_REDUCING_COLLECTION) => void;
 
 /** A collection of the whole heap that reduces memory: the one these flags make clear the old generation. */
 export const MEMORY_REDUCING_COLLECTION = { type: 'major', execution: 'sync', flavor: 'last-resort' } as const;
