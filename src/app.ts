@@ -4,7 +4,8 @@
  * The steps of a request, in the order they run (hooks of one kind run in
  * the order they are added below; docs/how-it-works.md shows the same):
  *
- *   onRequest  0. no Host: 400 (http/client-errors.ts requireHost)
+ *   onRequest  first: the answers each connection owes, counted (http/draining.ts)
+ *              0. no Host: 400 (http/client-errors.ts requireHost)
  *              1. identify the key (http/auth.ts identifyKey)          /v1 only
  *              2. count it: 429 past the limit (http/rate-limit.ts)   /v1 only
  *              3. unknown path: 404, before the body is read; another method
@@ -51,7 +52,7 @@ import { healthRoutes, type HealthSource } from './http/health.js';
 import { registerJsonBody } from './http/json-body.js';
 import type { KeyStore } from './http/keys.js';
 import { registerRateLimit, type RateLimitOptions } from './http/rate-limit.js';
-import { refuseWhileClosing } from './http/draining.js';
+import { countOwedAnswers, refuseWhileClosing } from './http/draining.js';
 import { registerMetrics, type ServiceMetrics } from './http/metrics.js';
 import { openApiRoute } from './http/openapi.js';
 import { playgroundRoutes } from './http/playground.js';
@@ -150,6 +151,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler(options.compileTimeoutMs));
   app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));
   // onRequest steps 0 to 4 (see the table above); 5 to 7 belong to the /v1 routes below.
+  countOwedAnswers(app, options.health.closing);
   app.addHook('onRequest', requireHost);
   app.addHook('onRequest', identifyKey(options.keys));
   const rateLimitHealth = registerRateLimit(app, { keys: options.keys, ...options.rateLimit });

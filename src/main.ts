@@ -62,6 +62,8 @@ async function main(): Promise<void> {
   let keys: ReturnType<typeof loadKeys>;
   try {
     ensureStartSettings();
+    // The banner's writes must not end the service when whoever read stdout has gone (EPIPE): the log drops its lines then.
+    process.stdout.on('error', () => undefined);
     setProcessLimits();
     config = loadConfig();
     keys = loadKeys(config);

@@ -8,6 +8,7 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { closeConnectionsOwingNothing } from './http/draining.js';
 import type { RenderPool } from './render/pool.js';
 
 export interface ShutdownParts {
@@ -46,8 +47,8 @@ export function handleShutdownSignals(parts: ShutdownParts): void {
       parts.metricsServer.close();
       parts.metricsServer.closeAllConnections();
     }
-    // Keep-alive connections with no request in flight are closed now; the others close after their answer (draining.ts).
-    app.server.closeIdleConnections();
+    // Connections that owe no answer are closed now; the others close after their last answer (draining.ts).
+    closeConnectionsOwingNothing(app);
     const closed = app.close().then(() => 'closed' as const);
     if ((await Promise.race([closed, sleep(parts.timeoutMs)])) === 'timeout') {
       logger.warn({ busy: pool.stats().busy }, 'shutdown deadline passed; ending compiles in flight');

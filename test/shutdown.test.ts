@@ -165,6 +165,60 @@ describe('graceful shutdown', () => {
     assert.doesNotMatch(service.output(), /shutdown deadline passed/);
   });
 
+  it('does not wait for connections that owe no answer: silent, a request head not whole, a large answer begun before the signal', async () => {
+    const service = await startService({ WORKERS: '1', SHUTDOWN_TIMEOUT_MS: '20000' });
+    const exited = once(service.process, 'exit');
+    const silent = await openSocket(service);
+    const halfHead = await openSocket(service);
+    halfHead.write('POST /v1/pdf/generate HTTP/1.1\r\nHost: localhost\r\nContent-Le');
+    // A 1.4 MB PDF (written by its worker): its head, with keep-alive, goes out before the signal.
+    const large = await openSocket(service);
+    const reader = new ResponseReader(large);
+    large.write(generateRequest('#set page(height: auto)\n#for i in range(2500) [Line #i of a long document that fills pages. ]'));
+    const answered = reader.next();
+    while (!(await Promise.race([answered.then(() => true), new Promise((r) => setTimeout(() => r(false), 5))]))) {
+      if (large.bytesRead > 0) break;
+    }
+    const signalledAt = Date.now();
+    service.process.kill('SIGTERM');
+    const answer = await answered;
+    const [code] = await exited;
+    assert.equal(code, 0);
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body.subarray(0, 5).toString(), '%PDF-');
+    assert.ok(Date.now() - signalledAt < 3000, `exited ${Date.now() - signalledAt} ms after the signal (SHUTDOWN_TIMEOUT_MS 20000)`);
+    assert.doesNotMatch(service.output(), /shutdown deadline passed/);
+    for (const socket of [silent, halfHead, large]) socket.destroy();
+  });
+
+  it('answers every pipelined request, also after answers that hooks gave before the body (404)', async () => {
+    const service = await startService({ WORKERS: '1' });
+    const socket = await openSocket(service);
+    const reader = new ResponseReader(socket);
+    socket.write('GET /no-such-path HTTP/1.1\r\nHost: localhost\r\n\r\nGET /no-such-path HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    assert.equal((await reader.next()).status, 404);
+    assert.equal((await reader.next()).status, 404);
+    // The first compiles for about half a second: the signal comes while all three are owed.
+    socket.write(
+      `${generateRequest('#for i in range(2000) { for j in range(2000) { } }\none')}${generateRequest('two')}${generateRequest('three')}`,
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const exited = once(service.process, 'exit');
+    service.process.kill('SIGTERM');
+    const answers: Awaited<ReturnType<ResponseReader['next']>>[] = [];
+    const allThree = (async () => {
+      for (let i = 0; i < 3; i++) answers.push(await reader.next());
+    })();
+    await Promise.race([allThree, once(socket, 'close'), new Promise((r) => setTimeout(r, 10_000))]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 200],
+    );
+    assert.equal(answers[2]!.headers.connection, 'close');
+    const [code] = await exited;
+    assert.equal(code, 0);
+  });
+
   it('past SHUTDOWN_TIMEOUT_MS cuts the compile off with 503 and still exits 0', async () => {
     const service = await startService({ WORKERS: '1', SHUTDOWN_TIMEOUT_MS: '500' });
     const workers = service.workerPids();
