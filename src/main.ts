@@ -15,7 +15,7 @@ import { PendingBodies } from './request/pending-bodies.js';
 import { PoolUnavailableError } from './render/errors.js';
 import { KeyStore } from './http/keys.js';
 import { listenMetrics, ServiceMetrics } from './http/metrics.js';
-import { handleShutdownSignals } from './shutdown.js';
+import { handleShutdownSignals, holdStopSignals } from './shutdown.js';
 import { RenderPool } from './render/pool.js';
 import { loadFontCatalog } from './render/fonts/catalog.js';
 import { workerLaunch } from './render/parent-death.js';
@@ -60,8 +60,11 @@ function printGeneratedKey(key: string, baseUrl: string): void {
 async function main(): Promise<void> {
   let config: Config;
   let keys: ReturnType<typeof loadKeys>;
+  let startSignals: ReturnType<typeof holdStopSignals>;
   try {
+    // It may start this process again with other Node settings (execve): signals are held only after that.
     ensureStartSettings();
+    startSignals = holdStopSignals();
     // The banner's writes must not end the service when whoever read stdout has gone (EPIPE): the log drops its lines then.
     process.stdout.on('error', () => undefined);
     setProcessLimits();
@@ -182,6 +185,7 @@ async function main(): Promise<void> {
       return metricsServer;
     },
   });
+  const signalledDuringStart = startSignals.release();
 
   try {
     await app.listen({ port: config.port, host: config.host });
@@ -219,6 +223,7 @@ async function main(): Promise<void> {
   );
   if (config.playground) process.stdout.write(`typst-pdf-service playground at ${where}/playground\n`);
   logger.info({ address: where, workers: config.workers }, 'listening');
+  if (signalledDuringStart) process.emit(signalledDuringStart, signalledDuringStart);
 }
 
 /** Whether the arguments were answered (`--help`, `--version`), so that the server does not start. */

@@ -63,3 +63,30 @@ export function handleShutdownSignals(parts: ShutdownParts): void {
   process.on('SIGTERM', (signal) => void shutdown(signal));
   process.on('SIGINT', (signal) => void shutdown(signal));
 }
+
+/**
+ * Signals that come while the service starts, before handleShutdownSignals:
+ * the first is held and acted on once the service has started, so that the
+ * stop is the usual one and leaves nothing behind (its workers, the copy of
+ * PACKAGE_PATH); before, it ended the process by the signal. A second one
+ * ends the process at once (exit 1). `release`, called once
+ * handleShutdownSignals has added its listeners (so that a signal Node has
+ * received but not yet dispatched still finds one), stops holding them and
+ * returns the one held, if any.
+ */
+export function holdStopSignals(): { release(): NodeJS.Signals | undefined } {
+  let held: NodeJS.Signals | undefined;
+  const hold = (signal: NodeJS.Signals) => {
+    if (held) process.exit(1);
+    held = signal;
+  };
+  process.on('SIGTERM', hold);
+  process.on('SIGINT', hold);
+  return {
+    release() {
+      process.off('SIGTERM', hold);
+      process.off('SIGINT', hold);
+      return held;
+    },
+  };
+}

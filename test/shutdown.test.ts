@@ -6,11 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
-import { generate, startService, TEST_KEY, type Service } from './support/service.js';
+import { generate, MAIN, startService, TEST_KEY, type Service } from './support/service.js';
 
 /** About 2 s of compile on a quiet machine (16·10^6 empty loop turns; 9·10^6 take about 1.1 s), then a page. */
 const SLOW = '#for i in range(4000) { for j in range(4000) { } }\nfinished';
@@ -261,6 +264,49 @@ describe('graceful shutdown', () => {
     if (code !== 0) service.process.kill('SIGKILL');
     assert.equal(code, 0, service.output());
     assert.deepEqual(await waitGone(pids, 2000), []);
+  });
+});
+
+describe('a stop asked for while the service starts', () => {
+  it('waits for the start, then stops as usual: exit 0, nothing left in its temporary directory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'typst-pdf-early-stop-'));
+    const packages = join(dir, 'packages', 'preview', 'hello', '0.1.0');
+    mkdirSync(packages, { recursive: true });
+    writeFileSync(join(packages, 'typst.toml'), '[package]\nname = "hello"\nversion = "0.1.0"\nentrypoint = "lib.typ"\n');
+    writeFileSync(join(packages, 'lib.typ'), '#let hello = [Hello]\n');
+    const temp = join(dir, 'tmp');
+    mkdirSync(temp);
+    try {
+      const child = spawn(process.execPath, [MAIN], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOST: '127.0.0.1',
+          PORT: '0',
+          API_KEYS: TEST_KEY,
+          WORKERS: '4',
+          PACKAGE_PATH: join(dir, 'packages'),
+          TMPDIR: temp,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const exited = once(child, 'exit');
+      // The copy of PACKAGE_PATH exists from here on (it is logged once made); the workers are still starting.
+      while (!readdirSync(temp).some((name) => name.startsWith('typst-pdf-packages-'))) await new Promise((r) => setTimeout(r, 2));
+      child.kill('SIGTERM');
+      const [code, signal] = await Promise.race([
+        exited,
+        new Promise<[string, null]>((r) => setTimeout(() => r(['still running after 20 s', null]), 20_000)),
+      ]);
+      if (code !== 0) child.kill('SIGKILL');
+      assert.equal(code, 0, `${signal ?? ''} ${output}`);
+      assert.match(output, /"msg":"stopped"/);
+      assert.deepEqual(readdirSync(temp), [], 'the copy of PACKAGE_PATH is gone');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
