@@ -60,11 +60,8 @@ function printGeneratedKey(key: string, baseUrl: string): void {
 async function main(): Promise<void> {
   let config: Config;
   let keys: ReturnType<typeof loadKeys>;
-  let startSignals: ReturnType<typeof holdStopSignals>;
   try {
-    // It may start this process again with other Node settings (execve): signals are held only after that.
     ensureStartSettings();
-    startSignals = holdStopSignals();
     // The banner's writes must not end the service when whoever read stdout has gone (EPIPE): the log drops its lines then.
     process.stdout.on('error', () => undefined);
     setProcessLimits();
@@ -97,7 +94,11 @@ async function main(): Promise<void> {
   } catch (error) {
     fail((error as Error).message);
   }
+  // From the first thing a start leaves behind on: a signal is acted on once the service has started.
+  const startSignals = holdStopSignals();
   const sandbox = createSandbox(config.packagePath);
+  // However the process ends (a second signal during the start among the ways), the copy of PACKAGE_PATH goes.
+  process.once('exit', () => sandbox.dispose());
   if (config.packagePath) {
     logger.info(
       sandbox.packagesMayHandOutEval

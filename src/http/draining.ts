@@ -43,8 +43,10 @@ export function countOwedAnswers(app: FastifyInstance, closing: () => boolean): 
     const left = owed.get(socket);
     if (left === undefined) return;
     owed.set(socket, left - 1);
-    // An answer begun before the signal said keep-alive: its connection ends here, not at the deadline.
-    if (closing() && left <= 1) socket.destroySoon();
+    // An answer begun before the signal said keep-alive: its connection is ended here, not at the deadline, with
+    // a FIN once all is written. Not destroyed: what the client sent meanwhile, unread, would make the kernel
+    // send a reset, and the client lose what of the answer it had not yet read.
+    if (closing() && left <= 1) socket.end();
   });
 }
 
