@@ -194,30 +194,36 @@ describe('graceful shutdown', () => {
     for (const socket of [silent, halfHead, large]) socket.destroy();
   });
 
-  it('answers every pipelined request, also after answers that hooks gave before the body (404)', async () => {
+  it('answers every pipelined request, also after answers that hooks gave before the body (404) or none saw (a bad URL)', async () => {
     const service = await startService({ WORKERS: '1' });
     const socket = await openSocket(service);
     const reader = new ResponseReader(socket);
+    const ended = once(socket, 'end');
     socket.write('GET /no-such-path HTTP/1.1\r\nHost: localhost\r\n\r\nGET /no-such-path HTTP/1.1\r\nHost: localhost\r\n\r\n');
     assert.equal((await reader.next()).status, 404);
     assert.equal((await reader.next()).status, 404);
-    // The first compiles for about half a second: the signal comes while all three are owed.
+    // The first compiles for about half a second: the signal comes while all four are owed. The last is a URL
+    // Fastify cannot decode, answered by its frameworkErrors handler without any hook.
     socket.write(
-      `${generateRequest('#for i in range(2000) { for j in range(2000) { } }\none')}${generateRequest('two')}${generateRequest('three')}`,
+      `${generateRequest('#for i in range(2000) { for j in range(2000) { } }\none')}${generateRequest('two')}${generateRequest('three')}` +
+        'GET /v1/%E0%A4%A HTTP/1.1\r\nHost: localhost\r\n\r\n',
     );
     await new Promise((r) => setTimeout(r, 100));
     const exited = once(service.process, 'exit');
     service.process.kill('SIGTERM');
     const answers: Awaited<ReturnType<ResponseReader['next']>>[] = [];
-    const allThree = (async () => {
-      for (let i = 0; i < 3; i++) answers.push(await reader.next());
+    const all = (async () => {
+      for (let i = 0; i < 4; i++) answers.push(await reader.next());
     })();
-    await Promise.race([allThree, once(socket, 'close'), new Promise((r) => setTimeout(r, 10_000))]);
+    await Promise.race([all, once(socket, 'close'), new Promise((r) => setTimeout(r, 10_000))]);
     assert.deepEqual(
       answers.map((a) => a.status),
-      [200, 200, 200],
+      [200, 200, 200, 400],
     );
-    assert.equal(answers[2]!.headers.connection, 'close');
+    assert.equal(JSON.parse(answers[3]!.body.toString()).error, 'Malformed URL');
+    // The 400 was composed as the request came, before the signal, so it says keep-alive; the connection ends after it.
+    assert.equal(answers[3]!.headers.connection, 'keep-alive');
+    await Promise.race([ended, new Promise((_, reject) => setTimeout(() => reject(new Error('not ended')), 5000))]);
     const [code] = await exited;
     assert.equal(code, 0);
   });

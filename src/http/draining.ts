@@ -8,6 +8,7 @@
  * to let go; an answer with pipelined requests queued behind it leaves the
  * connection open for their answers.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { MESSAGES } from '../messages.js';
@@ -16,37 +17,40 @@ import { HttpError, RETRY_AFTER_SECONDS } from './errors.js';
 const ALWAYS_ANSWERED = new Set(['/healthz', '/readyz']);
 
 /** For each app: its open connections, each with the requests received on it and not yet answered. */
-const connectionsOf = new WeakMap<FastifyInstance, Map<Socket, number>>();
+const connectionsOf = new WeakMap<FastifyInstance, Map<Socket, { count: number }>>();
 
 /**
  * Counts the answers each connection owes, and ends a connection once it
- * owes none while the service closes. Added before every other hook: an
- * answer an earlier hook gives (400, 404, 429) is owed too, or the count
- * would close a connection with a pipelined answer still to come.
+ * owes none while the service closes. Counted at Node's own `request` event,
+ * ahead of Fastify's listener, and at each response's `finish`: an answer
+ * no hook sees (a URL Fastify cannot route goes to `frameworkErrors`) or one
+ * an early hook gives (400, 404, 429) is owed too, or the count would close
+ * a connection with a pipelined answer still to come.
  */
 export function countOwedAnswers(app: FastifyInstance, closing: () => boolean): void {
-  const owed = new Map<Socket, number>();
-  connectionsOf.set(app, owed);
+  const connections = new Map<Socket, { count: number }>();
+  connectionsOf.set(app, connections);
   app.server.on('connection', (socket: Socket) => {
-    owed.set(socket, 0);
-    socket.once('close', () => owed.delete(socket));
+    connections.set(socket, { count: 0 });
+    socket.once('close', () => connections.delete(socket));
   });
-  app.addHook('onRequest', async (request) => {
-    const socket = request.raw.socket;
-    if (owed.has(socket)) owed.set(socket, owed.get(socket)! + 1);
+  app.server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    const owed = connections.get(socket);
+    if (owed === undefined) return;
+    owed.count++;
+    response.once('finish', () => {
+      owed.count--;
+      // An answer begun before the signal said keep-alive: its connection is ended here, not at the deadline,
+      // with a FIN once all is written. Not destroyed: what the client sent meanwhile, unread, would make the
+      // kernel send a reset, and the client lose what of the answer it had not yet read.
+      if (closing() && owed.count <= 0) socket.end();
+    });
   });
+  // Said by an answer composed after the signal; one composed before it (queued behind a pipelined answer)
+  // said keep-alive, and its connection is ended once it is written, above.
   app.addHook('onSend', async (request, reply) => {
-    if (closing() && (owed.get(request.raw.socket) ?? 0) <= 1) reply.header('connection', 'close');
-  });
-  app.addHook('onResponse', async (request) => {
-    const socket = request.raw.socket;
-    const left = owed.get(socket);
-    if (left === undefined) return;
-    owed.set(socket, left - 1);
-    // An answer begun before the signal said keep-alive: its connection is ended here, not at the deadline, with
-    // a FIN once all is written. Not destroyed: what the client sent meanwhile, unread, would make the kernel
-    // send a reset, and the client lose what of the answer it had not yet read.
-    if (closing() && left <= 1) socket.end();
+    if (closing() && (connections.get(request.raw.socket)?.count ?? 0) <= 1) reply.header('connection', 'close');
   });
 }
 
@@ -58,7 +62,7 @@ export function countOwedAnswers(app: FastifyInstance, closing: () => boolean): 
  * stop until SHUTDOWN_TIMEOUT_MS.
  */
 export function closeConnectionsOwingNothing(app: FastifyInstance): void {
-  for (const [socket, count] of connectionsOf.get(app) ?? []) if (count <= 0) socket.destroySoon();
+  for (const [socket, owed] of connectionsOf.get(app) ?? []) if (owed.count <= 0) socket.destroySoon();
 }
 
 /** Requests that reach this hook while the service closes get 503 (see the top of this file). */
