@@ -228,6 +228,22 @@ describe('graceful shutdown', () => {
     assert.equal(code, 0);
   });
 
+  it('stops, with its workers, when the test process that started it ends without stopping it', async () => {
+    const support = new URL('./support/service.js', import.meta.url).href;
+    const script = `const { startService } = await import(${JSON.stringify(support)});
+const service = await startService({ WORKERS: '1' });
+console.log(JSON.stringify([service.process.pid, ...service.workerPids()]));
+setInterval(() => undefined, 1000);`;
+    const starter = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    starter.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    while (!output.includes('\n')) await once(starter.stdout!, 'data');
+    const pids = JSON.parse(output) as number[];
+    assert.equal(pids.length, 2, 'the server and its worker');
+    starter.kill('SIGKILL');
+    assert.deepEqual(await waitGone(pids, 10_000), [], 'the service outlived the process that started it');
+  });
+
   it('past SHUTDOWN_TIMEOUT_MS cuts the compile off with 503 and still exits 0', async () => {
     const service = await startService({ WORKERS: '1', SHUTDOWN_TIMEOUT_MS: '500' });
     const workers = service.workerPids();

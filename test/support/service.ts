@@ -25,7 +25,9 @@ export interface StartOptions {
 }
 
 export async function startService(env: Record<string, string> = {}, options: StartOptions = {}): Promise<Service> {
-  const [command = process.execPath, ...args] = [...(options.prefix ?? []), process.execPath, MAIN];
+  // Through setpriv (util-linux), which has the kernel send the service SIGTERM when this process ends, however it
+  // ends: a test file the runner cut off at its time limit left its services running.
+  const [command, ...args] = ['setpriv', '--pdeathsig', 'SIGTERM', '--', ...(options.prefix ?? []), process.execPath, MAIN];
   const child = spawn(command, args, {
     // No spare worker unless a test asks for one: each would be one more process to start on a 2-core machine.
     env: {
