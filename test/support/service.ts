@@ -4,6 +4,8 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
@@ -24,10 +26,21 @@ export interface StartOptions {
   prefix?: string[];
 }
 
+/**
+ * Services start through setpriv (util-linux), which has the kernel send
+ * them SIGTERM when this process ends, however it ends: a test file the
+ * runner cut off at its time limit left its services running. Found on this
+ * process's PATH, not the service's: some tests give the service a PATH
+ * without setpriv, or with one that fails.
+ */
+const SETPRIV = (process.env.PATH ?? '')
+  .split(delimiter)
+  .map((dir) => join(dir, 'setpriv'))
+  .find((candidate) => existsSync(candidate));
+const STOPPED_WITH_TEST = SETPRIV ? [SETPRIV, '--pdeathsig', 'SIGTERM', '--'] : [];
+
 export async function startService(env: Record<string, string> = {}, options: StartOptions = {}): Promise<Service> {
-  // Through setpriv (util-linux), which has the kernel send the service SIGTERM when this process ends, however it
-  // ends: a test file the runner cut off at its time limit left its services running.
-  const [command, ...args] = ['setpriv', '--pdeathsig', 'SIGTERM', '--', ...(options.prefix ?? []), process.execPath, MAIN];
+  const [command = process.execPath, ...args] = [...STOPPED_WITH_TEST, ...(options.prefix ?? []), process.execPath, MAIN];
   const child = spawn(command, args, {
     // No spare worker unless a test asks for one: each would be one more process to start on a 2-core machine.
     env: {
