@@ -97,7 +97,8 @@ async function main(): Promise<void> {
   // From the first thing a start leaves behind on: a signal is acted on once the service has started.
   const startSignals = holdStopSignals();
   const sandbox = createSandbox(config.packagePath);
-  // However the process ends (a second signal during the start among the ways), the copy of PACKAGE_PATH goes.
+  // However the process ends (a failed start, a stop, a second signal during the start), the copy of PACKAGE_PATH
+  // goes here, and only here.
   process.once('exit', () => sandbox.dispose());
   if (config.packagePath) {
     logger.info(
@@ -139,7 +140,6 @@ async function main(): Promise<void> {
     await pool.start();
   } catch (error) {
     await pool.close();
-    sandbox.dispose();
     fail((error as Error).message);
   }
 
@@ -181,7 +181,6 @@ async function main(): Promise<void> {
       // Shutdown waits only for requests whose body is whole: the others are answered 503 now.
       bodies.stopAll(new PoolUnavailableError('shutting_down'));
     },
-    dispose: () => sandbox.dispose(),
     get metricsServer() {
       return metricsServer;
     },
@@ -192,7 +191,6 @@ async function main(): Promise<void> {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await pool.close();
-    sandbox.dispose();
     fail(`cannot listen on ${config.host}:${config.port} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   if (config.metricsPort !== undefined) {
@@ -201,7 +199,6 @@ async function main(): Promise<void> {
     } catch (error) {
       await app.close();
       await pool.close();
-      sandbox.dispose();
       fail(`cannot listen for metrics on ${config.host}:${config.metricsPort} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
     }
     const metricsAddress = metricsServer.address();

@@ -18,8 +18,6 @@ export interface ShutdownParts {
   timeoutMs: number;
   /** Marks the service as closing (readiness and the draining hook read it). */
   beginClosing(): void;
-  /** Releases what is left once the workers are gone (sandbox directories). */
-  dispose(): void;
   metricsServer?: Server;
 }
 
@@ -36,7 +34,6 @@ export function handleShutdownSignals(parts: ShutdownParts): void {
     if (started) {
       logger.warn({ signal }, 'second signal: stopping now');
       await pool.close(0);
-      parts.dispose();
       process.exit(1);
     }
     started = true;
@@ -55,7 +52,6 @@ export function handleShutdownSignals(parts: ShutdownParts): void {
     }
     await pool.close(0);
     await Promise.race([closed, sleep(FLUSH_MS)]);
-    parts.dispose();
     logger.info('stopped');
     process.exit(0);
   };
