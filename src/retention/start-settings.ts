@@ -42,8 +42,16 @@ import { freedMemoryFill, startedWithFill } from './freed-memory-fill.js';
  *   (a full collection in most spells); the same CPU per request either
  *   way. At least 16 MiB did no better, and held the server at 210 MiB
  *   over the bench's 3,000 W2 requests (8 MiB: 171; none: 168).
+ * - `--max-semi-space-size=8`: the young generation stays at 8 MiB. Under
+ *   load V8 grew it, and the pages it grew into stayed with the server
+ *   (kept in V8's page pool once it shrank again): over 1,200 six-page
+ *   reports on Typst 0.14 at c=4 the server went from 124 MiB to 155 in
+ *   one run and to 201 in another, by 600 requests, and then stayed there.
+ *   Held at 8 MiB it went to 141 and 142, flat from the 600th request, for
+ *   the same CPU (server CPU per request, two services taking turns, c=1
+ *   and c=4, W1 and the 0.14 report: within 4 % either way).
  */
-export const V8_FLAGS = ['--no-memory-reducer', '--min-semi-space-size=8'];
+export const V8_FLAGS = ['--no-memory-reducer', '--min-semi-space-size=8', '--max-semi-space-size=8'];
 
 /** A flag's name: what comes before `=`. */
 const flagName = (flag: string) => flag.split('=')[0]!;
