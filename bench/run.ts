@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --reps N] [-- --memory-requests N] [-- --bodies-only] [-- --signing-only] [-- --workloads W1,W1-0.14]`
+ * `npm run bench [-- --quick] [-- --reps N] [-- --memory-requests N] [-- --bodies-only] [-- --signing-only] [-- --memory-only] [-- --workloads W1,W1-0.14]`
  *
  * After a warm-up of the service with each workload, for each workload (bench/workloads.ts), in repeated rounds:
  *   floor      the same compile done directly with the engine, in a process of the workload's own (bench/floor.ts)
@@ -335,9 +335,37 @@ async function measureMemory(workload: Workload, requests: number, cores: number
   }
 }
 
+function describeMemory(memory: MemoryResult): string {
+  const [first, , last] = memory.marks;
+  return [
+    `Memory (RSS of server + workers, ${memory.workload} at c=${memory.connections}, ${memory.rps.toFixed(1)} req/s, WORKER_MAX_JOBS as default):`,
+    '',
+    table(
+      ['requests', 'total MiB', 'server MiB', 'workers MiB'],
+      memory.marks.map((m) => [m.requests, m.totalMiB.toFixed(0), m.serverMiB.toFixed(0), m.workersMiB.toFixed(0)]),
+    ),
+    '',
+    `at ${last!.requests} requests ${ratio(last!.totalMiB / first!.totalMiB)} × at ${first!.requests}`,
+  ].join('\n');
+}
+
+/** The memory figures of W2 and W2-0.14, each on a freshly started service. */
+async function measureMemories(requests: number, cores: number): Promise<MemoryResult[]> {
+  const memories: MemoryResult[] = [];
+  for (const w of workloads().filter((x) => x.id === 'W2' || x.id === 'W2-0.14')) {
+    log(`memory: ${requests} ${w.id} requests on a fresh service (load average ${loadavg().join(' ')})`);
+    memories.push(await measureMemory(w, requests, cores));
+  }
+  return memories;
+}
+
 async function main(): Promise<void> {
   const s = settings(process.argv.slice(2));
   const cores = os.availableParallelism();
+  if (process.argv.includes('--memory-only')) {
+    process.stdout.write(`${(await measureMemories(s.memoryRequests, cores)).map(describeMemory).join('\n\n')}\n`);
+    return;
+  }
   if (process.argv.includes('--bodies-only')) {
     log(`adversarial bodies: ${s.bodyRepeats} request(s) of each shape (load average ${loadavg().join(' ')})`);
     process.stdout.write(`${describeBodies(await measureBodies(cores, s.bodyRepeats, log), s.bodyRepeats)}\n`);
@@ -397,11 +425,7 @@ async function main(): Promise<void> {
   }
 
   // Memory on each engine: the 200-row report, on a fresh service each.
-  const memories: MemoryResult[] = [];
-  for (const w of workloads().filter((x) => x.id === 'W2' || x.id === 'W2-0.14')) {
-    log(`memory: ${s.memoryRequests} ${w.id} requests on a fresh service (load average ${loadavg().join(' ')})`);
-    memories.push(await measureMemory(w, s.memoryRequests, cores));
-  }
+  const memories = await measureMemories(s.memoryRequests, cores);
   log(`workers: start time and idle memory`);
   const workerFigures = await measureWorkers(cores);
   log(`adversarial bodies: ${s.bodyRepeats} request(s) of each shape at 10 MiB (load average ${loadavg().join(' ')})`);
@@ -604,15 +628,7 @@ async function main(): Promise<void> {
     'The floor runs with no malloc settings. "With the fill": the same compiles in a process with the workers\' malloc settings',
     `(freed memory filled, here by ${freedMemoryFill().description.replace(/^freed memory is filled by /, '')}), a process of its own per workload, measured in the same blocks as the floor (the two take turns going first).`,
     '',
-    ...memories.flatMap((memory) => [
-      `Memory (RSS of server + workers, ${memory.workload} at c=${memory.connections}, ${memory.rps.toFixed(1)} req/s, WORKER_MAX_JOBS as default):`,
-      '',
-      table(
-        ['requests', 'total MiB', 'server MiB', 'workers MiB'],
-        memory.marks.map((m) => [m.requests, m.totalMiB.toFixed(0), m.serverMiB.toFixed(0), m.workersMiB.toFixed(0)]),
-      ),
-      '',
-    ]),
+    ...memories.flatMap((memory) => [describeMemory(memory), '']),
     '',
     describeWorkers(workerFigures),
     '',
