@@ -24,9 +24,7 @@ import { checkBody, type BodyCheck } from '../src/bytes/json-check.js';
 import type { BodyLayout } from '../src/bytes/layout.js';
 import { unescapeJsonString } from '../src/bytes/json-string.js';
 import { BODY_SHAPES } from './support/body-shapes.js';
-
-const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
+import { runs } from './support/fuzz-scale.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);

@@ -21,9 +21,8 @@ import { BodyChecker } from '../src/request/check-thread.js';
 import { errorBody } from '../src/bytes/error-body.js';
 import { checkForm } from '../src/request/form-check.js';
 import { formBoundary, MAX_HEADER_BYTES, parseForm } from '../src/request/multipart.js';
+import { runs } from './support/fuzz-scale.js';
 
-const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
 const OPTIONS = { maxImagePixels: DEFAULT_MAX_IMAGE_PIXELS };
 
 /** A part as the oracle reports it: its name, its file name if it has one, its bytes. */

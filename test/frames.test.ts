@@ -13,9 +13,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { type Frame, FrameReader, frameOnRead } from '../src/render/frames.js';
 import { wipe } from '../src/retention/wipe.js';
-
-const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
+import { runs } from './support/fuzz-scale.js';
 
 /** A Done frame (type 3) with job id `id`: its bytes after the length are the type, the id, then `size` bytes of a pattern of `id`. */
 function frameBytes(id: number, size: number): Buffer {

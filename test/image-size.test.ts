@@ -15,9 +15,7 @@ import { errorBody } from '../src/bytes/error-body.js';
 import { BytesReader, type ByteReader, declaredSizes, oversizedImage } from '../src/bytes/image-size.js';
 import { checkBody } from '../src/bytes/json-check.js';
 import { solidPng } from './support/png.js';
-
-const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
+import { runs } from './support/fuzz-scale.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../test/fixtures/${name}`, import.meta.url));
 const sizes = (bytes: Uint8Array) => declaredSizes(new BytesReader(bytes));

@@ -12,9 +12,7 @@ import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { describeHit, scanMemory } from './support/memory-scan.js';
-
-const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
+import { runs } from './support/fuzz-scale.js';
 
 interface Placement {
   /** Where the random bytes lie in a page of their own: from its first byte, up to its last, or inside. */

@@ -30,9 +30,7 @@ import { PdfObjects } from '../src/finish/pdf-objects.js';
 import { dictionaryAt, PdfSyntaxError, valueEnd } from '../src/finish/pdf-syntax.js';
 import { PdfName, PdfRef, PdfString, type PdfValue, readValue, writeValue } from '../src/finish/pdf-values.js';
 import { appendSignatureUpdate } from '../src/finish/signature-update.js';
-
-const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
+import { runs } from './support/fuzz-scale.js';
 
 const bytes = fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b));
 const value: fc.Arbitrary<PdfValue> = fc.letrec<{ value: PdfValue }>((tie) => ({

@@ -12,9 +12,7 @@ import { checkBody } from '../src/bytes/json-check.js';
 import type { Range } from '../src/bytes/layout.js';
 import { pdfTextString } from '../src/finish/signature-text.js';
 import { MESSAGES, signatureText } from '../src/messages.js';
-
-const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
+import { runs } from './support/fuzz-scale.js';
 
 /** A PDF text string decoded: a literal's escapes undone, or UTF-16BE after its byte order mark. */
 function decodePdfText(bytes: Buffer): string {

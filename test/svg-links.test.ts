@@ -8,9 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { AssetsByName, type InlineBudget, inlineLinkedAssets, type LinkableAsset } from '../src/render/svg-links.js';
-
-const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
+import { runs } from './support/fuzz-scale.js';
 
 const svgOf = (inner: string) => Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg">${inner}</svg>`);
 

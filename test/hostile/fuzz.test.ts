@@ -11,13 +11,12 @@ import fc from 'fast-check';
 import { assertRecovered, DESIGN_STATUSES, send, NO_RATE_LIMIT } from '../support/hostile.js';
 import { rawRequest } from '../support/raw-http.js';
 import { isAlive, startService, TEST_KEY, type Service } from '../support/service.js';
+import { runs } from '../support/fuzz-scale.js';
 
 const WORKERS = 2;
 const TIMEOUT_MS = 3000;
 /** The compile limit, a queue wait behind one runaway, the kill and a margin. */
 const BOUND_MS = 2 * TIMEOUT_MS + 2000;
-const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
 
 let service: Service;
 const statuses: Record<number, number> = {};
