@@ -127,6 +127,20 @@ describe('settings', () => {
     }
   });
 
+  it("keeps the operator's own size of a V8 heap flag, given in NODE_OPTIONS", async () => {
+    const service = await startService({ NODE_OPTIONS: '--max-semi-space-size=4' });
+    try {
+      const args = readFileSync(`/proc/${service.process.pid!}/cmdline`, 'latin1').split('\0');
+      assert.ok(!args.some((a) => a.startsWith('--max-semi-space-size')), args.join(' '));
+      for (const flag of V8_FLAGS.filter((f) => !f.startsWith('--max-semi-space-size'))) assert.ok(args.includes(flag), args.join(' '));
+      assert.ok(readFileSync(`/proc/${service.process.pid!}/environ`, 'latin1').includes('NODE_OPTIONS=--max-semi-space-size=4'));
+      const response = await fetch(`${service.url}/healthz`);
+      assert.equal(response.status, 200);
+    } finally {
+      await service.stop();
+    }
+  });
+
   it('refuses to start on a Node.js that cannot restart it with freed memory filled', () => {
     // A Node.js older than 22.15, as far as the server can tell: no process.execve.
     const result = runMain({}, ['--import', 'data:text/javascript,delete process.execve']);

@@ -16,8 +16,9 @@
 import { freedMemoryFill, startedWithFill } from './freed-memory-fill.js';
 
 /**
- * V8 flags of the server, each unless the operator gave it on the command
- * line (NODE_OPTIONS cannot carry them):
+ * V8 flags of the server, each unless the operator gave it, on the command
+ * line or in NODE_OPTIONS (which can carry `--max-semi-space-size`). The
+ * young generation is two semi-spaces: the sizes below are each one's.
  *
  * (No flag sizes the old generation: the chunks of a large body, each a
  * buffer of its own, are freed as they are received (wipeReadChunk), so V8 no
@@ -37,19 +38,19 @@ import { freedMemoryFill, startedWithFill } from './freed-memory-fill.js';
  *   heap reduces memory (heap-scrub.ts), and so shrank the young
  *   generation: the next requests lived through young collections, and
  *   most quiet spells needed the whole heap collected again. Blocks of 30
- *   requests 400 ms apart (W1, E1, W2), two runs: with the young generation
- *   at least 8 MiB, 2.7 to 3.2 ms of CPU once quiet, without 44 to 52 ms
+ *   requests 400 ms apart (W1, E1, W2), two runs: with each semi-space at
+ *   least 8 MiB, 2.7 to 3.2 ms of CPU once quiet, without 44 to 52 ms
  *   (a full collection in most spells); the same CPU per request either
- *   way. At least 16 MiB did no better, and held the server at 210 MiB
+ *   way. At least 16 MiB each did no better, and held the server at 210 MiB
  *   over the bench's 3,000 W2 requests (8 MiB: 171; none: 168).
- * - `--max-semi-space-size=8`: the young generation stays at 8 MiB. Under
- *   load V8 grew it, and the pages it grew into stayed with the server
- *   (kept in V8's page pool once it shrank again): over 1,200 six-page
- *   reports on Typst 0.14 at c=4 the server went from 124 MiB to 155 in
- *   one run and to 201 in another, by 600 requests, and then stayed there.
- *   Held at 8 MiB it went to 141 and 142, flat from the 600th request, for
- *   the same CPU (server CPU per request, two services taking turns, c=1
- *   and c=4, W1 and the 0.14 report: within 4 % either way).
+ * - `--max-semi-space-size=8`: nor larger, so the young generation stays
+ *   at 16 MiB. Under load V8 grew it, and the pages it grew into stayed
+ *   with the server (kept in V8's page pool once it shrank again): over
+ *   1,200 six-page reports on Typst 0.14 at c=4 the server went from 124
+ *   MiB to 155 in one run and to 201 in another, by 600 requests, and then
+ *   stayed there. Held, it went to 141 and 142, flat from the 600th
+ *   request, for the same CPU (server CPU per request, two services taking
+ *   turns, c=1 and c=4, W1 and the 0.14 report: within 4 % either way).
  */
 export const V8_FLAGS = ['--no-memory-reducer', '--min-semi-space-size=8', '--max-semi-space-size=8'];
 
@@ -66,7 +67,8 @@ export function ensureStartSettings(): void {
       `Node.js ${process.versions.node} cannot restart the server with freed memory filled (process.execve, from Node.js 22.15): zero retention would not hold. Use Node.js 22.15 or later, or 24.`,
     );
   const hasFill = startedWithFill(process.env);
-  const given = new Set(process.execArgv.map(flagName));
+  const fromEnv = (process.env.NODE_OPTIONS ?? '').split(/\s+/).filter((word) => word.startsWith('--'));
+  const given = new Set([...process.execArgv, ...fromEnv].map(flagName));
   const missing = V8_FLAGS.filter((flag) => !given.has(flagName(flag)));
   if (hasFill && missing.length === 0) return;
   const env = hasFill ? process.env : withFill(process.env);

@@ -1,6 +1,6 @@
 /**
  * How many cases a property test runs: its own count, times FUZZ_SCALE
- * (1 unless set; `npm run test:nightly` sets 5).
+ * (1 unless set; `npm run test:nightly` sets 5 for the files it runs).
  */
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 
