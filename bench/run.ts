@@ -10,10 +10,10 @@
  * W2 requests on each engine, each on a freshly started service; and what a 10 MiB body of each
  * adversarial shape costs the server, and how long /healthz waits meanwhile
  * (bench/bodies.ts; `--bodies-only` runs just that); and what a signature
- * adds to W1 on each engine (bench/signing.ts; `--signing-only`).
- * `--memory-only` runs the memory figures alone, with their targets. Prints
+ * adds to W1 on each engine (bench/signing.ts; `--signing-only`). Prints
  * Markdown tables with the medians over rounds and writes every figure to
- * bench/results.json.
+ * bench/results.json. `--memory-only` measures the memory alone and prints
+ * its tables and targets (bench/results.json is left as it is).
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -148,10 +148,11 @@ function dropFrame(slot: Slot, frame: Frame): void {
  * What `--clear-free-memory` costs a young collection grows with the
  * young generation's size, which V8 grows to tens of MiB in a worker. The
  * bench's documents allocate 6 KB to 270 KB of JavaScript a job (an
- * e-invoice's finishing the most), so semi-spaces of 2 MiB are room enough: the collection
- * after a job with assets then costs 0.2 to 0.3 ms instead of 0.7 to 1.7 ms
- * (the e-invoice example, in one process with these flags, Node 24). A
- * job that allocates more collects its young generation more often; the
+ * e-invoice's finishing the most), so semi-spaces of 2 MiB are room
+ * enough: the collection after a job with assets then costs 0.2 to 0.3 ms
+ * instead of 0.7 to 1.7 ms (the e-invoice example, in one process with
+ * these flags, Node 24). A job that allocates more collects its young
+ * generation more often; the
  * only strings of its request a job that succeeds makes, its asset names,
  * each live for the one call that maps it (engine.ts, mapAssets), so none
  * lives through two collections into the old generation.
