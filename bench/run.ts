@@ -4,7 +4,8 @@
  * After a warm-up of the service with each workload, for each workload (bench/workloads.ts), in repeated rounds:
  *   floor      the same compile done directly with the engine, in a process of the workload's own (bench/floor.ts)
  *   c=1        the service over HTTP on loopback, one connection: p50 and p99 latency, and the server's CPU,
- *              also for a request that waits as long (workloads.ts: waitingBody)
+ *              also for a request that waits as long (workloads.ts: waitingBody), and the same CPU of
+ *              a bare node:http relay given the workload's body, compile time and PDF size (relay.ts)
  *   c=2×cores  the service with 2 × cores connections: requests per second
  * then the resident memory of the server and its workers while sending many
  * W2 requests on each engine, each on a freshly started service; and what a 10 MiB body of each
@@ -21,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { describeBodies, HEALTHZ_TARGET_MS, measureBodies } from './bodies.js';
 import { describeSigning, measureSigning } from './signing.js';
 import { processCpuMs, serviceCpuMs } from './cpu.js';
+import { Relay } from './relay.js';
 import { FloorProcess } from './floor.js';
 import { freedMemoryFill } from '../src/retention/freed-memory-fill.js';
 import { type LoadRun, sendLoad, steadyRate } from './load.js';
@@ -118,6 +120,8 @@ interface RoundFigures {
   quietScrubCpuMs: number;
   /** The same as serverCpuMs for a request that waits as long (waitingBody): a one-line document, a small body. */
   waitingServerCpuMs: number;
+  /** The same for a bare node:http relay (bench/relay.ts) given this workload's body, compile time and PDF size. */
+  relayCpuMs: number;
   /** CPU ms the whole service (server and workers) spent per document at c=2×cores. */
   serviceCpuMs: number;
   /** Of it, the workers' (live and replaced): the service's less the server process's own. */
@@ -151,11 +155,14 @@ async function measureRound(
   list: Workload[],
   floorEstimate: Map<string, number>,
   waitingIterations: Map<string, number>,
+  relay: Relay,
+  pages: Map<string, { pages: number; pdfBytes: number }>,
   s: Settings,
   cores: number,
 ): Promise<Map<string, RoundFigures>> {
   const figures = new Map<string, RoundFigures>();
   const connections = 2 * cores;
+  const server = { url: service.url, pid: service.process.pid! };
   for (const workload of list) {
     const floor = floors.get(workload.id)!;
     const estimate = floorEstimate.get(workload.id)!;
@@ -172,7 +179,6 @@ async function measureRound(
     let serverCpu = 0;
     /** Server CPU from each block's last answer to autocannon's end: the scrub once the server is quiet. */
     const quietScrubCpu: number[] = [];
-    const serverPid = service.process.pid!;
     for (let b = 0; b < s.blocks; b++) {
       // The bare and the filled floor take turns going first, so that neither always follows the service's block.
       const [first, second] = b % 2 === 0 ? [floor.bare, floor.filled] : [floor.filled, floor.bare];
@@ -184,23 +190,23 @@ async function measureRound(
       floorSamples.push(...answer.samples);
       floorCpu.push(...answer.cpuSamples);
       filledFloorCpu.push(...answers.get(floor.filled)!.cpuSamples);
-      const { run, cpuMs, cpuAtLastAnswer } = await serverCpuOfBlock(service, workload.body, perBlock);
+      const { run, cpuMs, cpuAtLastAnswer } = await serverCpuOfBlock(server, workload.body, perBlock);
       serverCpu += cpuMs;
-      quietScrubCpu.push(processCpuMs(serverPid) - cpuAtLastAnswer);
+      quietScrubCpu.push(processCpuMs(server.pid) - cpuAtLastAnswer);
       latencies.push(...run.latencies);
       failures += run.failures;
     }
     const replacedBefore = await metricTotal(service, 'typst_pdf_worker_restarts_total');
-    const serviceCpuBefore = serviceCpuMs(serverPid);
-    const serverCpuBefore = processCpuMs(serverPid);
+    const serviceCpuBefore = serviceCpuMs(server.pid);
+    const serverCpuBefore = processCpuMs(server.pid);
     const throughput = await sendLoad({
       url: service.url,
       body: workload.body,
       connections,
       requests: Math.round(clamp((s.throughputSeconds * 1000 * cores) / estimate, s.minThroughputRequests, 3000)),
     });
-    const serviceCpu = serviceCpuMs(serverPid) - serviceCpuBefore;
-    const workersCpu = serviceCpu - (processCpuMs(serverPid) - serverCpuBefore);
+    const serviceCpu = serviceCpuMs(server.pid) - serviceCpuBefore;
+    const workersCpu = serviceCpu - (processCpuMs(server.pid) - serverCpuBefore);
     const workersReplaced = (await metricTotal(service, 'typst_pdf_worker_restarts_total')) - replacedBefore;
     const round: RoundFigures = {
       floorMs: median(floorSamples),
@@ -210,6 +216,7 @@ async function measureRound(
       serverCpuMs: serverCpu / (s.blocks * perBlock),
       quietScrubCpuMs: median(quietScrubCpu),
       waitingServerCpuMs: 0,
+      relayCpuMs: 0,
       serviceCpuMs: serviceCpu / throughput.completedAt.length,
       workersCpuMs: workersCpu / throughput.completedAt.length,
       workersReplaced,
@@ -240,8 +247,13 @@ async function measureRound(
     const perBlock = requestsPerBlock(s, estimate);
     const waiting = waitingBody(workload.engine, await iterationsFor(service, workload, estimate, waitingIterations));
     const round = figures.get(workload.id)!;
-    round.waitingServerCpuMs = (await serverCpuOfBlock(service, waiting, perBlock)).cpuMs / perBlock;
-    log(`  ${workload.id}: server ${round.waitingServerCpuMs.toFixed(2)} ms/req for a request that waits as long`);
+    round.waitingServerCpuMs = (await serverCpuOfBlock(server, waiting, perBlock)).cpuMs / perBlock;
+    const relayed = { url: relay.url(estimate, pages.get(workload.id)!.pdfBytes), pid: relay.pid };
+    round.relayCpuMs = (await serverCpuOfBlock(relayed, workload.body, perBlock)).cpuMs / perBlock;
+    log(
+      `  ${workload.id}: server ${round.waitingServerCpuMs.toFixed(2)} ms/req for a request that waits as long; ` +
+        `a bare relay ${round.relayCpuMs.toFixed(2)} ms/req for the same body, wait and PDF size`,
+    );
   }
   return figures;
 }
@@ -272,15 +284,14 @@ async function iterationsFor(service: BenchService, workload: Workload, ms: numb
  * (a collection and the read buffers), which the caller counts on its own from `cpuAtLastAnswer`.
  */
 async function serverCpuOfBlock(
-  service: BenchService,
+  { url, pid }: { url: string; pid: number },
   body: Buffer,
   requests: number,
 ): Promise<{ run: LoadRun; cpuMs: number; cpuAtLastAnswer: number }> {
-  const pid = service.process.pid!;
   const before = processCpuMs(pid);
   let cpuAtLastAnswer = before;
   const run = await sendLoad({
-    url: service.url,
+    url,
     body,
     connections: 1,
     requests,
@@ -433,6 +444,7 @@ async function main(): Promise<void> {
   const waitingIterations = new Map<string, number>();
   const pages = new Map<string, { pages: number; pdfBytes: number }>();
   const service = await startBenchService(cores);
+  const relay = await Relay.start();
   const rounds: Map<string, RoundFigures>[] = [];
   const loadDuringRounds: number[][] = [];
   try {
@@ -446,14 +458,16 @@ async function main(): Promise<void> {
     for (const w of list) {
       const requests = Math.round(clamp((WARM_UP_SECONDS * 1000) / floorEstimate.get(w.id)!, 2, WARM_UP_REQUESTS));
       await sendLoad({ url: service.url, body: w.body, connections: 1, requests });
+      await sendLoad({ url: relay.url(0, pages.get(w.id)!.pdfBytes), body: w.body, connections: 1, requests });
     }
     for (let r = 0; r < s.rounds; r++) {
       log(`round ${r + 1}/${s.rounds} (load average ${loadavg().join(' ')})`);
-      rounds.push(await measureRound(service, floors, list, floorEstimate, waitingIterations, s, cores));
+      rounds.push(await measureRound(service, floors, list, floorEstimate, waitingIterations, relay, pages, s, cores));
       loadDuringRounds.push(loadavg());
     }
   } finally {
     await service.stop();
+    await relay.stop();
     await Promise.all([...floors.values()].flatMap((floor) => [floor.bare.stop(), floor.filled.stop()]));
   }
 
@@ -499,6 +513,7 @@ async function main(): Promise<void> {
       serverCpuMs: pick('serverCpuMs'),
       quietScrubCpuMs: pick('quietScrubCpuMs'),
       waitingServerCpuMs: pick('waitingServerCpuMs'),
+      relayCpuMs: pick('relayCpuMs'),
       serviceCpuMs,
       serviceCpuOverFloor: serviceCpuMs / floorCpuMs,
       workersCpuMs,
@@ -621,6 +636,7 @@ async function main(): Promise<void> {
         'with the fill (its cost)',
         'server CPU ms/req (c=1)',
         'the same, a request that waits as long',
+        'a bare relay, same body, wait and PDF size',
         'server CPU ms once quiet',
         `service CPU ms/doc (c=${connections}, server + workers)`,
         'service / floor',
@@ -634,6 +650,7 @@ async function main(): Promise<void> {
         `${ms(x.filledFloorCpuMs)} (${pct(x.filledFloorCpuMs / x.floorCpuMs - 1)})`,
         x.serverCpuMs.toFixed(2),
         x.waitingServerCpuMs.toFixed(2),
+        x.relayCpuMs.toFixed(2),
         ms(x.quietScrubCpuMs),
         ms(x.serviceCpuMs),
         ratio(x.serviceCpuOverFloor),
@@ -649,6 +666,9 @@ async function main(): Promise<void> {
     '"A request that waits as long": the same, for a one-line document with a small body whose template counts in a loop for about as long as',
     "the workload's compile (bench/workloads.ts: waitingBody). The server does the same for it whatever the workload; what it costs grows with",
     'the time the server sleeps while a worker computes, as the machine wakes it colder (docs/performance.md).',
+    '"A bare relay": the same CPU of a bare node:http server that relays the workload\'s body to a child process over a pipe and answers with',
+    "what the child sends back: as many bytes as the workload's PDF, after spinning for as long as its compile (bench/relay.ts). It is the least",
+    'any Node server pays for that request on this machine: no checks, no retention, no framework.',
     `The workers' CPU includes the start of each worker replaced during the c=${connections} run (after WORKER_MAX_JOBS jobs, by default).`,
     '',
     'The floor runs with no malloc settings. "With the fill": the same compiles in a process with the workers\' malloc settings',

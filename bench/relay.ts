@@ -1,0 +1,137 @@
+/**
+ * The machine's share of the server's CPU: a bare `node:http` server that
+ * relays each body to a child process over a pipe, and answers with what the
+ * child sends back. The child holds each body for the time the request asks
+ * (spinning, as a worker computes) and sends back as many bytes as it asks:
+ * given a workload's body, compile time and PDF size, the relay does what
+ * the service's server must do for it at the least, with no checks, no
+ * retention and no framework. What its CPU per request grows with is the
+ * machine: how much colder the server wakes the longer it slept.
+ *
+ * The relay runs in a process of its own (this file with `--serve`), with
+ * Node's default settings, and its child is this file with `--hold`.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const SELF = fileURLToPath(import.meta.url);
+
+/**
+ * On the pipes, frames of a u32 (LE) length and that many bytes. An order to
+ * the holder is the time to hold it (µs) and the bytes to answer with, each
+ * a u32 (LE), then the body; an answer is the bytes.
+ */
+const LENGTH_BYTES = 4;
+const ORDER_HEAD_BYTES = 8;
+
+function frame(...parts: Buffer[]): Buffer {
+  const length = Buffer.alloc(LENGTH_BYTES);
+  length.writeUInt32LE(parts.reduce((sum, part) => sum + part.length, 0));
+  return Buffer.concat([length, ...parts]);
+}
+
+export class Relay {
+  private constructor(
+    private readonly child: ChildProcess,
+    /** The relay's base URL; sendLoad's path (any) is answered alike. */
+    readonly port: number,
+  ) {}
+
+  static async start(): Promise<Relay> {
+    const child = fork(SELF, ['--serve'], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const [port] = (await once(child, 'message')) as [number];
+    return new Relay(child, port);
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** The URL whose requests the relay holds `holdMs` and answers with `answerBytes` bytes. */
+  url(holdMs: number, answerBytes: number): string {
+    return `http://127.0.0.1:${this.port}/${Math.round(holdMs * 1000)}/${answerBytes}`;
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    this.child.kill('SIGTERM');
+    await once(this.child, 'exit');
+  }
+}
+
+/** The relay: one holder, one request at a time (the bench sends at c=1). */
+function serve(): void {
+  const holder = fork(SELF, ['--hold'], { execArgv: [], stdio: ['pipe', 'pipe', 'inherit', 'ipc'] });
+  const answers = new FrameReader();
+  let waiting: ((bytes: Buffer) => void)[] = [];
+  holder.stdout!.on('data', (chunk: Buffer) => {
+    for (const answer of answers.push(chunk)) waiting.shift()?.(answer);
+  });
+  const server = createServer((request, response) => {
+    // The URL from url(): /<hold µs>/<answer bytes>, then sendLoad's own path.
+    const [, holdUs, answerBytes] = (request.url ?? '').split('/');
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const head = Buffer.alloc(ORDER_HEAD_BYTES);
+      head.writeUInt32LE(Number(holdUs), 0);
+      head.writeUInt32LE(Number(answerBytes), 4);
+      waiting.push((answer) => {
+        response.writeHead(200, { 'content-type': 'application/pdf', 'content-length': answer.length });
+        response.end(answer);
+      });
+      holder.stdin!.write(frame(head, ...chunks));
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.send!((server.address() as AddressInfo).port));
+  process.on('SIGTERM', () => {
+    waiting = [];
+    holder.kill('SIGKILL');
+    server.close();
+    server.closeAllConnections();
+  });
+}
+
+/** Reads the frames in a stream's chunks, joining a frame's chunks once it has them all. */
+class FrameReader {
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+
+  push(chunk: Buffer): Buffer[] {
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+    const frames: Buffer[] = [];
+    while (this.bytes >= LENGTH_BYTES) {
+      if (this.chunks[0]!.length < LENGTH_BYTES) this.chunks = [Buffer.concat(this.chunks)];
+      const end = LENGTH_BYTES + this.chunks[0]!.readUInt32LE(0);
+      if (this.bytes < end) break;
+      const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+      frames.push(all.subarray(LENGTH_BYTES, end));
+      this.chunks = end < all.length ? [all.subarray(end)] : [];
+      this.bytes -= end;
+    }
+    return frames;
+  }
+}
+
+/** The holder: for each order, spins for its time, then answers with its bytes. */
+function hold(): void {
+  const orders = new FrameReader();
+  process.stdin.on('data', (chunk: Buffer) => {
+    for (const order of orders.push(chunk)) {
+      const until = performance.now() + order.readUInt32LE(0) / 1000;
+      const answer = frame(Buffer.alloc(order.readUInt32LE(4), 0x25));
+      while (performance.now() < until) {
+        // Computes, as a worker does: the relay's server sleeps meanwhile.
+      }
+      process.stdout.write(answer);
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
+if (process.argv[2] === '--serve') serve();
+else if (process.argv[2] === '--hold') hold();
