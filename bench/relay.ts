@@ -25,12 +25,13 @@ const SELF = fileURLToPath(import.meta.url);
  * a u32 (LE), then the body; an answer is the bytes.
  */
 const LENGTH_BYTES = 4;
-const ORDER_HEAD_BYTES = 8;
 
-function frame(...parts: Buffer[]): Buffer {
-  const length = Buffer.alloc(LENGTH_BYTES);
-  length.writeUInt32LE(parts.reduce((sum, part) => sum + part.length, 0));
-  return Buffer.concat([length, ...parts]);
+/** A frame's length, then `head`, each a u32 (LE), for a frame of `head` and `bodyBytes` more. */
+function frameHead(head: number[], bodyBytes: number): Buffer {
+  const bytes = Buffer.alloc(LENGTH_BYTES * (1 + head.length));
+  bytes.writeUInt32LE(LENGTH_BYTES * head.length + bodyBytes, 0);
+  for (const [i, value] of head.entries()) bytes.writeUInt32LE(value, LENGTH_BYTES * (1 + i));
+  return bytes;
 }
 
 export class Relay {
@@ -74,16 +75,22 @@ function serve(): void {
     // The URL from url(): /<hold µs>/<answer bytes>, then sendLoad's own path.
     const [, holdUs, answerBytes] = (request.url ?? '').split('/');
     const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let bodyBytes = 0;
+    request.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      bodyBytes += chunk.length;
+    });
     request.on('end', () => {
-      const head = Buffer.alloc(ORDER_HEAD_BYTES);
-      head.writeUInt32LE(Number(holdUs), 0);
-      head.writeUInt32LE(Number(answerBytes), 4);
       waiting.push((answer) => {
         response.writeHead(200, { 'content-type': 'application/pdf', 'content-length': answer.length });
         response.end(answer);
       });
-      holder.stdin!.write(frame(head, ...chunks));
+      // The body's chunks as they came, with no copy: the least a relay can do.
+      const pipe = holder.stdin!;
+      pipe.cork();
+      pipe.write(frameHead([Number(holdUs), Number(answerBytes)], bodyBytes));
+      for (const chunk of chunks) pipe.write(chunk);
+      pipe.uncork();
     });
   });
   server.listen(0, '127.0.0.1', () => process.send!((server.address() as AddressInfo).port));
@@ -123,7 +130,8 @@ function hold(): void {
   process.stdin.on('data', (chunk: Buffer) => {
     for (const order of orders.push(chunk)) {
       const until = performance.now() + order.readUInt32LE(0) / 1000;
-      const answer = frame(Buffer.alloc(order.readUInt32LE(4), 0x25));
+      const answerBytes = order.readUInt32LE(4);
+      const answer = Buffer.concat([frameHead([], answerBytes), Buffer.alloc(answerBytes, 0x25)]);
       while (performance.now() < until) {
         // Computes, as a worker does: the relay's server sleeps meanwhile.
       }
