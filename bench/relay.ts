@@ -6,7 +6,9 @@
  * given a workload's body, compile time and PDF size, the relay does what
  * the service's server must do for it at the least, with no checks, no
  * retention and no framework. What its CPU per request grows with is the
- * machine: how much colder the server wakes the longer it slept.
+ * machine: how much colder the server wakes the longer it slept. (A PDF of
+ * WORKER_WRITES_PDF_BYTES or more the service's worker writes to the socket
+ * itself, which the relay does not: every bench workload's PDF is smaller.)
  *
  * The relay runs in a process of its own (this file with `--serve`), with
  * Node's default settings, and its child is this file with `--hold`.
@@ -37,13 +39,16 @@ function frameHead(head: number[], bodyBytes: number): Buffer {
 export class Relay {
   private constructor(
     private readonly child: ChildProcess,
-    /** The relay's base URL; sendLoad's path (any) is answered alike. */
-    readonly port: number,
+    /** The loopback port the relay listens on. */
+    private readonly port: number,
   ) {}
 
   static async start(): Promise<Relay> {
     const child = fork(SELF, ['--serve'], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    const [port] = (await once(child, 'message')) as [number];
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once('message', (message) => resolve(message as number));
+      child.once('exit', (code, signal) => reject(new Error(`the bench's relay ended as it started (${signal ?? code})`)));
+    });
     return new Relay(child, port);
   }
 
@@ -56,18 +61,23 @@ export class Relay {
     return `http://127.0.0.1:${this.port}/${Math.round(holdMs * 1000)}/${answerBytes}`;
   }
 
+  /** Ends the relay (SIGTERM's default); its holder ends as its channel closes. */
   async stop(): Promise<void> {
-    if (this.child.exitCode !== null) return;
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = once(this.child, 'exit');
     this.child.kill('SIGTERM');
-    await once(this.child, 'exit');
+    await exited;
   }
 }
 
-/** The relay: one holder, one request at a time (the bench sends at c=1). */
+/**
+ * The relay: one holder, which holds the bodies one after another, in the
+ * order they came, and answers them in that order.
+ */
 function serve(): void {
   const holder = fork(SELF, ['--hold'], { execArgv: [], stdio: ['pipe', 'pipe', 'inherit', 'ipc'] });
   const answers = new FrameReader();
-  let waiting: ((bytes: Buffer) => void)[] = [];
+  const waiting: ((bytes: Buffer) => void)[] = [];
   holder.stdout!.on('data', (chunk: Buffer) => {
     for (const answer of answers.push(chunk)) waiting.shift()?.(answer);
   });
@@ -94,12 +104,8 @@ function serve(): void {
     });
   });
   server.listen(0, '127.0.0.1', () => process.send!((server.address() as AddressInfo).port));
-  process.on('SIGTERM', () => {
-    waiting = [];
-    holder.kill('SIGKILL');
-    server.close();
-    server.closeAllConnections();
-  });
+  // A bench that ended without stopping it (killed) ends it too.
+  process.on('disconnect', () => process.exit(0));
 }
 
 /** Reads the frames in a stream's chunks, joining a frame's chunks once it has them all. */
@@ -141,5 +147,5 @@ function hold(): void {
   process.on('disconnect', () => process.exit(0));
 }
 
-if (process.argv[2] === '--serve') serve();
-else if (process.argv[2] === '--hold') hold();
+if (process.argv[1] === SELF && process.argv[2] === '--serve') serve();
+else if (process.argv[1] === SELF && process.argv[2] === '--hold') hold();
