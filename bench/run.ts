@@ -4,8 +4,9 @@
  * After a warm-up of the service with each workload, for each workload (bench/workloads.ts), in repeated rounds:
  *   floor      the same compile done directly with the engine, in a process of the workload's own (bench/floor.ts)
  *   c=1        the service over HTTP on loopback, one connection: p50 and p99 latency, and the server's CPU,
- *              also for a request that waits as long (workloads.ts: waitingBody), and the same CPU of
- *              a bare node:http relay given the workload's body, compile time and PDF size (relay.ts)
+ *              next to the same CPU of a bare node:http relay given the workload's body, compile time and
+ *              PDF size (relay.ts), in the same blocks; and the server's CPU for a request that waits as
+ *              long (workloads.ts: waitingBody)
  *   c=2×cores  the service with 2 × cores connections: requests per second
  * then the resident memory of the server and its workers while sending many
  * W2 requests on each engine, each on a freshly started service; and what a 10 MiB body of each
@@ -176,6 +177,7 @@ async function measureRound(
     const latencies: number[] = [];
     let failures = 0;
     let serverCpu = 0;
+    let relayCpu = 0;
     /** Server CPU from each block's last answer to autocannon's end: the scrub once the server is quiet. */
     const quietScrubCpu: number[] = [];
     for (let b = 0; b < s.blocks; b++) {
@@ -194,6 +196,11 @@ async function measureRound(
       quietScrubCpu.push(processCpuMs(server.pid) - cpuAtLastAnswer);
       latencies.push(...run.latencies);
       failures += run.failures;
+      // The relay's block follows the server's, so that the two see the same load on the machine.
+      const relayed = await serverCpuOfBlock(relayFor(workload, estimate), workload.body, perBlock);
+      // The relay is the bench's own: a failure is a fault of the bench, not a figure.
+      if (relayed.run.failures > 0) throw new Error(`the bench's relay failed ${relayed.run.failures} of ${perBlock} requests`);
+      relayCpu += relayed.cpuMs;
     }
     const replacedBefore = await metricTotal(service, 'typst_pdf_worker_restarts_total');
     const serviceCpuBefore = serviceCpuMs(server.pid);
@@ -215,7 +222,7 @@ async function measureRound(
       serverCpuMs: serverCpu / (s.blocks * perBlock),
       quietScrubCpuMs: median(quietScrubCpu),
       waitingServerCpuMs: 0,
-      relayCpuMs: 0,
+      relayCpuMs: relayCpu / (s.blocks * perBlock),
       serviceCpuMs: serviceCpu / throughput.completedAt.length,
       workersCpuMs: workersCpu / throughput.completedAt.length,
       workersReplaced,
@@ -233,6 +240,7 @@ async function measureRound(
         `(${round.latencyRequests} each, in ${s.blocks} alternating blocks), ` +
         `c=${connections} ${round.rps.toFixed(1)} req/s (${round.throughputRequests} req); ` +
         `CPU: floor ${ms(round.floorCpuMs)} ms, server ${round.serverCpuMs.toFixed(2)} ms/req ` +
+        `(a bare relay ${round.relayCpuMs.toFixed(2)}) ` +
         `(+${ms(round.quietScrubCpuMs)} ms once quiet), ` +
         `workers ${ms(round.workersCpuMs)} ms/doc (${round.workersReplaced} replaced), service ${ms(round.serviceCpuMs)} ms/doc` +
         (round.failures ? `, ${round.failures} FAILED` : ''),
@@ -247,14 +255,7 @@ async function measureRound(
     const waiting = waitingBody(workload.engine, await iterationsFor(service, workload, estimate, waitingIterations));
     const round = figures.get(workload.id)!;
     round.waitingServerCpuMs = (await serverCpuOfBlock(server, waiting, perBlock)).cpuMs / perBlock;
-    const relayed = await serverCpuOfBlock(relayFor(workload, estimate), workload.body, perBlock);
-    // The relay is the bench's own: a failure is a fault of the bench, not a figure.
-    if (relayed.run.failures > 0) throw new Error(`the bench's relay failed ${relayed.run.failures} of ${perBlock} requests`);
-    round.relayCpuMs = relayed.cpuMs / perBlock;
-    log(
-      `  ${workload.id}: server ${round.waitingServerCpuMs.toFixed(2)} ms/req for a request that waits as long; ` +
-        `a bare relay ${round.relayCpuMs.toFixed(2)} ms/req for the same body, wait and PDF size`,
-    );
+    log(`  ${workload.id}: server ${round.waitingServerCpuMs.toFixed(2)} ms/req for a request that waits as long`);
   }
   return figures;
 }
@@ -670,8 +671,9 @@ async function main(): Promise<void> {
     "the workload's compile (bench/workloads.ts: waitingBody). The server does the same for it whatever the workload; what it costs grows with",
     'the time the server sleeps while a worker computes, as the machine wakes it colder (docs/performance.md).',
     '"A bare relay": the same CPU of a bare node:http server that relays the workload\'s body to a child process over a pipe and answers with',
-    "what the child sends back: as many bytes as the workload's PDF, after spinning for as long as its compile (bench/relay.ts). It is the least",
-    'any Node server pays for that request on this machine: no checks, no retention, no framework.',
+    "what the child sends back: as many bytes as the workload's PDF, after spinning for as long as its compile (bench/relay.ts), each of its",
+    "blocks right after one of the server's. It is the least any Node server pays for that request on this machine: no checks, no retention,",
+    'no framework.',
     `The workers' CPU includes the start of each worker replaced during the c=${connections} run (after WORKER_MAX_JOBS jobs, by default).`,
     '',
     'The floor runs with no malloc settings. "With the fill": the same compiles in a process with the workers\' malloc settings',
