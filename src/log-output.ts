@@ -30,8 +30,14 @@ const RETRY_MS = 20;
 const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 /** As the process exits, the longest a full pipe may hold the last lines up, in all. */
 const EXIT_WAIT_MS = 1000;
-/** Buffers a write hands the kernel at once (Linux's IOV_MAX). */
-const MAX_BUFFERS_PER_WRITE = 1024;
+/**
+ * The most a write holds, in whole lines (a longer line goes alone): a pipe
+ * takes a write of at most PIPE_BUF bytes (4096 on Linux) whole or not at
+ * all. A larger write into a pipe that fills stops at any byte, and if the
+ * reader then takes no more before the process exits, the log ends in half
+ * a line. (A write is then some tens of lines, far under IOV_MAX buffers.)
+ */
+const ATOMIC_WRITE_BYTES = 4096;
 
 /** Blocks the thread for `ms` (only as the process exits, when no event loop is left to wait with). */
 function sleepSync(ms: number): void {
@@ -129,8 +135,13 @@ export class LogOutput {
   /** Writes what the descriptor takes now. Returns false when a full pipe left some waiting. */
   private writeOut(): boolean {
     while (this.pendingBytes > 0 && !this.broken) {
-      const buffers = this.pending.slice(0, MAX_BUFFERS_PER_WRITE);
-      buffers[0] = buffers[0]!.subarray(this.headWritten);
+      const buffers = [this.pending[0]!.subarray(this.headWritten)];
+      let bytes = buffers[0]!.length;
+      for (let i = 1; i < this.pending.length; i++) {
+        bytes += this.pending[i]!.length;
+        if (bytes > ATOMIC_WRITE_BYTES) break;
+        buffers.push(this.pending[i]!);
+      }
       let written: number;
       try {
         written = fs.writevSync(this.fd, buffers);

@@ -1,24 +1,34 @@
 /**
  * The log's output (src/log-output.ts), each case in a process of its own
- * whose fd 1 is a pipe this test reads, or does not: every line in order
+ * whose fd 1 is a pipe this test reads, or does not (a FIFO read only once
+ * the child has exited): every line in order
  * through a pipe that fills, with no further line needed to write the
  * rest; an exit that neither hangs on a reader that has gone nor waits
  * long for one that does not read; and lines dropped past its bound,
  * counted in a line of their own.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
 const LOGGER = new URL('../src/logger.js', import.meta.url).href;
 
-/** A child logging through the service's logger to its fd 1, a non-blocking pipe (as process.stdout makes it). */
-function child(code: string) {
+/**
+ * A child logging through the service's logger to its fd 1, a non-blocking pipe (as process.stdout makes it): one
+ * this test reads, or `stdoutFd`.
+ */
+function child(code: string, stdoutFd?: number) {
   const script = `const { createLogger } = await import(${JSON.stringify(LOGGER)});\nconst log = createLogger('info', false);\n${code}`;
-  const process_ = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'pipe'] });
+  // Its stdout is null when fd 1 is stdoutFd: the test then reads that, not this.
+  const process_ = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['pipe', stdoutFd ?? 'pipe', 'pipe'],
+  }) as ChildProcessWithoutNullStreams;
   let stdout = '';
-  process_.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  process_.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   let stderr = '';
   process_.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return { process: process_, stdout: () => stdout, stderr: () => stderr };
@@ -38,6 +48,14 @@ const numbers = (text: string) =>
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line) as { n?: number; msg: string; dropped?: number });
+
+/** All that a non-blocking descriptor holds, read to its end (no writer left). */
+function readAll(fd: number): string {
+  const chunks: Buffer[] = [];
+  const buffer = Buffer.alloc(64 * 1024);
+  for (let n = readSync(fd, buffer); n > 0; n = readSync(fd, buffer)) chunks.push(Buffer.from(buffer.subarray(0, n)));
+  return Buffer.concat(chunks).toString();
+}
 
 /** Waits for the child's exit, at most `ms`; kills it past that. Returns its code, or 'hung'. */
 async function exitWithin(c: ReturnType<typeof child>, ms: number): Promise<number | null | 'hung'> {
@@ -83,27 +101,39 @@ describe('log output', () => {
   });
 
   it('waits at most about a second at its exit for a reader that does not read, and cuts no line', async () => {
-    const c = child(`
-      for (let i = 0; i < ${LINES}; i++) log.info({ n: i, filler: 'x'.repeat(150) }, 'flood');
-      process.stderr.write('exiting ' + Date.now() + '\\n');
-      process.exit(0);
-    `);
-    c.process.stdout.pause();
-    await said(c, 'exiting');
-    const exited = await exitWithin(c, 5000);
-    const exitedAt = Date.now();
-    const [, loggedAt] = /exiting (\d+)/.exec(c.stderr())!;
-    assert.equal(exited, 0);
-    assert.ok(exitedAt - Number(loggedAt) < 2500, `exited ${exitedAt - Number(loggedAt)} ms after its last line`);
-    c.process.stdout.resume();
-    await once(c.process.stdout, 'end');
-    const seen = numbers(c.stdout()).map((line) => line.n);
-    assert.ok(seen.length > 0 && seen.length < LINES, `${seen.length} lines got out`);
-    assert.deepEqual(
-      seen,
-      Array.from({ length: seen.length }, (_, i) => i),
-      'a prefix, in order',
-    );
+    // fd 1 is a FIFO that nothing reads until the child has exited: it fills, and stays full, however the machine schedules.
+    const dir = mkdtempSync(join(tmpdir(), 'log-exit-'));
+    const fifo = join(dir, 'log');
+    execFileSync('mkfifo', [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writer = openSync(fifo, constants.O_WRONLY);
+    try {
+      const c = child(
+        `
+        for (let i = 0; i < ${LINES}; i++) log.info({ n: i, filler: 'x'.repeat(150) }, 'flood');
+        process.stderr.write('exiting ' + Date.now() + '\\n');
+        process.exit(0);
+      `,
+        writer,
+      );
+      closeSync(writer);
+      await said(c, 'exiting');
+      const exited = await exitWithin(c, 5000);
+      const exitedAt = Date.now();
+      const [, loggedAt] = /exiting (\d+)/.exec(c.stderr())!;
+      assert.equal(exited, 0);
+      assert.ok(exitedAt - Number(loggedAt) < 2500, `exited ${exitedAt - Number(loggedAt)} ms after its last line`);
+      const seen = numbers(readAll(reader)).map((line) => line.n);
+      assert.ok(seen.length > 0 && seen.length < LINES, `${seen.length} lines got out`);
+      assert.deepEqual(
+        seen,
+        Array.from({ length: seen.length }, (_, i) => i),
+        'a prefix, in order',
+      );
+    } finally {
+      closeSync(reader);
+      rmSync(dir, { recursive: true });
+    }
   });
 
   it('drops lines past 16 MiB for a reader that does not keep up, and says how many', async () => {
