@@ -152,10 +152,10 @@ function dropFrame(slot: Slot, frame: Frame): void {
  * enough: the collection after a job with assets then costs 0.2 to 0.3 ms
  * instead of 0.7 to 1.7 ms (the e-invoice example, in one process with
  * these flags, Node 24). A job that allocates more collects its young
- * generation more often; the
- * only strings of its request a job that succeeds makes, its asset names,
- * each live for the one call that maps it (engine.ts, mapAssets), so none
- * lives through two collections into the old generation.
+ * generation more often; the only strings of its request a job that
+ * succeeds makes, its asset names, each live for the one call that maps it
+ * (engine.ts, mapAssets), so none lives through two collections into the
+ * old generation.
  */
 export const WORKER_NODE_FLAGS = [
   '--expose-gc',
