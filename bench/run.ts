@@ -140,8 +140,11 @@ interface RoundFigures {
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
-/** Requests in a block at c=1: about `blockSeconds` of compiles of `estimateMs` each. */
-const requestsPerBlock = (s: Settings, estimateMs: number) => Math.round(clamp((s.blockSeconds * 1000) / estimateMs, 1, 100));
+/**
+ * Requests in a block at c=1: about `blockSeconds` of compiles of `estimateMs` each, and at least 3: W3's block was
+ * one request, whose server CPU one collection of the server's heap (up to 30 ms) could double.
+ */
+const requestsPerBlock = (s: Settings, estimateMs: number) => Math.round(clamp((s.blockSeconds * 1000) / estimateMs, 3, 100));
 const loadavg = () => os.loadavg().map((x) => Number(x.toFixed(2)));
 
 /** The floor processes of one workload: the bare binding, and the same with the workers' malloc settings. */
@@ -272,7 +275,7 @@ async function iterationsFor(service: BenchService, workload: Workload, ms: numb
     const run = await sendLoad({ url: service.url, body: waitingBody(workload.engine, iterations), connections: 1, requests: 3 });
     return median(run.latencies);
   };
-  const trial = 50_000;
+  const trial = 200_000;
   const base = await timeOf(0);
   const perIteration = Math.max((await timeOf(trial)) - base, 1) / trial;
   const iterations = Math.max(0, (ms - base) / perIteration);
