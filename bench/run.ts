@@ -141,8 +141,9 @@ interface RoundFigures {
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
 /**
- * Requests in a block at c=1: about `blockSeconds` of compiles of `estimateMs` each, and at least 3: W3's block was
- * one request, whose server CPU one collection of the server's heap (up to 30 ms) could double.
+ * Requests in a block at c=1: about `blockSeconds` of compiles of `estimateMs` each, 3 to 100. At least 3: W3's
+ * block was one or two requests (its floor 0.4 to 0.9 s), and one full collection of the server's heap (10 to 30 ms,
+ * V8's own, when it comes) then made most of a round's figure; in more requests it weighs less.
  */
 const requestsPerBlock = (s: Settings, estimateMs: number) => Math.round(clamp((s.blockSeconds * 1000) / estimateMs, 3, 100));
 const loadavg = () => os.loadavg().map((x) => Number(x.toFixed(2)));
@@ -250,8 +251,7 @@ async function measureRound(
     );
   }
   // A request that waits as long as each workload compiles, in a block as long: what the server's CPU is at that
-  // compile time, whatever the body and PDF. After every workload's figures, since its loop leaves the workers
-  // otherwise than the workloads do.
+  // compile time, whatever the body and PDF. After every workload's figures, so that none of them follows it.
   for (const workload of list) {
     const estimate = floorEstimate.get(workload.id)!;
     const perBlock = requestsPerBlock(s, estimate);

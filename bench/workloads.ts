@@ -62,8 +62,8 @@ const bodyOf = (data: object, template: string, typst?: EngineId, pdf?: object) 
   Buffer.from(JSON.stringify({ data, template, typst, pdf }));
 
 /**
- * A one-line document whose compile only counts to `iterations` (in
- * thousands) in a loop of the template: a small body and a small PDF that
+ * A one-line document whose compile only counts to about `iterations`
+ * (rounded to a thousand) in loops of the template: a small body and a small PDF that
  * take as long to compile as a workload. What the server spends on it is
  * what any request costs it when its worker computes for that long (run.ts:
  * "a request that waits"). Two plain loops, so that the worker's memory

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
-import { scrape } from './support/metrics.js';
+import { METRIC_PREFIX, scrape } from './support/metrics.js';
 import { generate, MAIN, startService, TEST_KEY, type Service } from './support/service.js';
 
 /** About 2 s of compile on a quiet machine (16·10^6 empty loop turns; 9·10^6 take about 1.1 s), then a page. */
@@ -76,19 +76,19 @@ class ResponseReader {
   }
 }
 
-/** Waits until the server holds `count` generate requests: compiling, queued, or answered 200. */
-async function untilHeld(service: Service, count: number): Promise<void> {
-  const P = 'typst_pdf_';
-  for (let tries = 0; tries < 400; tries++) {
+/**
+ * Waits until the server has read `count` generate requests, each compiling, queued or answered 200; returns how
+ * many were still compiling or queued then.
+ */
+async function untilRead(service: Service, count: number): Promise<number> {
+  for (let looks = 0; looks < 400; looks++) {
     const { samples } = await scrape(`${service.url}/metrics`);
-    const held =
-      (samples.get(`${P}workers_busy`) ?? 0) +
-      (samples.get(`${P}queue_depth`) ?? 0) +
-      (samples.get(`${P}http_requests_total{method="POST",route="/v1/pdf/generate",status="200"}`) ?? 0);
-    if (held >= count) return;
+    const waiting = (samples.get(`${METRIC_PREFIX}workers_busy`) ?? 0) + (samples.get(`${METRIC_PREFIX}queue_depth`) ?? 0);
+    const answered = samples.get(`${METRIC_PREFIX}http_requests_total{method="POST",route="/v1/pdf/generate",status="200"}`) ?? 0;
+    if (waiting + answered >= count) return waiting;
     await new Promise((r) => setTimeout(r, 5));
   }
-  throw new Error(`the server did not hold ${count} requests within 400 looks`);
+  throw new Error(`the server did not read ${count} requests within 400 looks at /metrics`);
 }
 
 function generateRequest(template: string): string {
@@ -173,10 +173,11 @@ describe('graceful shutdown', () => {
         req.end(body);
       });
     const inFlight = Promise.all(agents.map((agent, i) => post(agent, `#for i in range(300000) { }\nrequest ${i}`)));
-    // The signal comes once the server has read all ten (compiling, queued or answered): a connection still in
-    // the kernel's accept queue when the listener closes is reset, which no server can prevent.
-    await untilHeld(service, 10);
+    // The signal comes once the server has read all ten: a connection still in the kernel's accept queue when the
+    // listener closes is reset, which no server can prevent.
+    const waiting = await untilRead(service, 10);
     service.process.kill('SIGTERM');
+    assert.ok(waiting > 0, 'compiles were in flight or queued at the signal');
     assert.deepEqual(await inFlight, Array(10).fill(200));
     const lastAnswer = Date.now();
     const [code] = await exited;

@@ -1,4 +1,8 @@
 /** Reads a Prometheus text exposition into `name{labels}` -> value. */
+
+/** The prefix of every metric the service exposes. */
+export const METRIC_PREFIX = 'typst_pdf_';
+
 export type Samples = Map<string, number>;
 
 export function parseMetrics(text: string): Samples {
