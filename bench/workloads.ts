@@ -63,13 +63,14 @@ const bodyOf = (data: object, template: string, typst?: EngineId, pdf?: object) 
 
 /**
  * A one-line document whose compile only counts to about `iterations`
- * (rounded to a thousand) in loops of the template: a small body and a small PDF that
- * take as long to compile as a workload. What the server spends on it is
- * what any request costs it when its worker computes for that long (run.ts:
- * "a request that waits"). Two plain loops, so that the worker's memory
- * stays as it was: a `fold` over a range held about 2 KB an iteration on
- * Typst 0.11 (a 700-ms wait grew the worker by 550 MB), and the pool looks
- * more often at a worker that grows (pool.ts), which no workload does.
+ * (rounded to a thousand) in loops of the template: a small body and a
+ * small PDF that take as long to compile as a workload. What the server
+ * spends on it is what any request costs it when its worker computes for
+ * that long (run.ts: "a request that waits"). Two plain loops, so that the
+ * worker's memory stays as it was: a `fold` over a range held about 2 KB an
+ * iteration on Typst 0.11 (a 700-ms wait grew the worker by 550 MB), and
+ * the pool looks more often at a worker that grows (pool.ts), which no
+ * workload does.
  */
 export function waitingBody(engine: EngineId, iterations: number): Buffer {
   const template = `#for i in range(${Math.round(iterations / 1000)}) { for j in range(1000) { } }\nCounted.`;
