@@ -5,13 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { delta, METRIC_PREFIX as P, scrape } from './support/metrics.js';
+import { delta, METRIC_PREFIX as P, requestsAnswered as requests, scrape } from './support/metrics.js';
 import { exchange } from './support/openapi.js';
 import { generate, startService, TEST_KEY, waitReady, type Service } from './support/service.js';
 
 const RUNAWAY = '#for i in range(100000) { for j in range(100000) { } }';
-const requests = (method: string, route: string, status: number) =>
-  `${P}http_requests_total{method="${method}",route="${route}",status="${status}"}`;
 const GENERATE = '/v1/pdf/generate';
 
 describe('metrics', () => {

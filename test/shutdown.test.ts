@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
-import { METRIC_PREFIX, scrape } from './support/metrics.js';
+import { METRIC_PREFIX, requestsAnswered, scrape } from './support/metrics.js';
 import { generate, MAIN, startService, TEST_KEY, type Service } from './support/service.js';
 
 /** About 2 s of compile on a quiet machine (16·10^6 empty loop turns; 9·10^6 take about 1.1 s), then a page. */
@@ -84,7 +84,7 @@ async function untilRead(service: Service, count: number): Promise<number> {
   for (let looks = 0; looks < 400; looks++) {
     const { samples } = await scrape(`${service.url}/metrics`);
     const waiting = (samples.get(`${METRIC_PREFIX}workers_busy`) ?? 0) + (samples.get(`${METRIC_PREFIX}queue_depth`) ?? 0);
-    const answered = samples.get(`${METRIC_PREFIX}http_requests_total{method="POST",route="/v1/pdf/generate",status="200"}`) ?? 0;
+    const answered = samples.get(requestsAnswered('POST', '/v1/pdf/generate', 200)) ?? 0;
     if (waiting + answered >= count) return waiting;
     await new Promise((r) => setTimeout(r, 5));
   }

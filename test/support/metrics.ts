@@ -3,6 +3,10 @@
 /** The prefix of every metric the service exposes. */
 export const METRIC_PREFIX = 'typst_pdf_';
 
+/** The key of the count of requests answered with `status`, as parseMetrics gives it. */
+export const requestsAnswered = (method: string, route: string, status: number) =>
+  `${METRIC_PREFIX}http_requests_total{method="${method}",route="${route}",status="${status}"}`;
+
 export type Samples = Map<string, number>;
 
 export function parseMetrics(text: string): Samples {
