@@ -47,8 +47,8 @@ export class HeapScrub {
    * When collect()'s last collections ran (performance.now()). V8 reported
    * them as late as mid-way through the next request, which then counted
    * as having lived through a young collection: its quiet spell collected
-   * the whole heap again, and so on. Requests that each compiled for 100 ms,
-   * 105 ms apart, cost the server 100 ms of CPU each that way (two full
+   * the whole heap again, and so on. Requests sent 100 to 135 ms after
+   * each answer cost the server 83 to 107 ms of CPU each that way (two full
    * collections, on four threads), against 6 ms.
    */
   private ownFrom = Number.NaN;
