@@ -12,11 +12,10 @@
  * loop counters when /metrics is scraped. prom-client's collectDefaultMetrics
  * cannot leave the histogram out, so its collectors are registered one by one
  * (the files it lists in lib/defaultMetrics.js, at the version the lock file
- * pins).
+ * pins), all but its garbage collections too (see collectGarbageCollections).
  */
-import { performance } from 'node:perf_hooks';
-import { Counter, type Registry } from 'prom-client';
-import gc from 'prom-client/lib/metrics/gc.js';
+import { constants, type PerformanceEntry, PerformanceObserver, performance } from 'node:perf_hooks';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import heapSizeAndUsed from 'prom-client/lib/metrics/heapSizeAndUsed.js';
 import heapSpacesSizeAndUsed from 'prom-client/lib/metrics/heapSpacesSizeAndUsed.js';
 import osMemoryHeap from 'prom-client/lib/metrics/osMemoryHeap.js';
@@ -41,11 +40,41 @@ const COLLECTORS = [
   heapSizeAndUsed,
   heapSpacesSizeAndUsed,
   version,
-  gc,
 ];
+
+const GC_KINDS: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
+
+/**
+ * The garbage collections, under prom-client's name, labels and buckets.
+ * Its own collector counts only the first of the collections V8 reports
+ * together (`list.getEntries()[0]`, prom-client 15.1.3): a quiet spell's
+ * young collection and the two of the whole heap after it (heap-scrub.ts)
+ * counted as one young one. This one counts each.
+ */
+function collectGarbageCollections(registry: Registry, prefix: string): void {
+  const durations = new Histogram({
+    name: `${prefix}nodejs_gc_duration_seconds`,
+    help: 'Garbage collection duration by kind, one of major, minor, incremental or weakcb.',
+    labelNames: ['kind'],
+    buckets: [0.001, 0.01, 0.1, 1, 2, 5],
+    registers: [registry],
+  });
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = GC_KINDS[(entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? -1];
+      if (kind) durations.observe({ kind }, entry.duration / 1000);
+    }
+  }).observe({ entryTypes: ['gc'] });
+}
 
 export function collectProcessMetrics(registry: Registry, prefix: string): void {
   for (const collect of COLLECTORS) collect(registry, { prefix });
+  collectGarbageCollections(registry, prefix);
   // A counter, not a ratio since the last scrape: each scraper takes the rate over its own window.
   let counted = 0;
   new Counter({
