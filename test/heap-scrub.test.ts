@@ -1,17 +1,18 @@
 /**
  * Which collection the server's heap scrub runs once quiet
  * (src/retention/heap-scrub.ts), in this process, with V8's real
- * collections: the whole heap when a request answered since the last scrub
- * lived through a young collection of V8's own, the young generation alone
- * otherwise. What a scrub clears is checked from outside by
- * retention.test.ts.
+ * collections: the whole heap when V8 collected its young generation on
+ * its own since the first request the last scrub did not see, the young
+ * generation alone otherwise, however late Node reports a collection (it
+ * does when the event loop next wakes). What a scrub clears is checked
+ * from outside by retention.test.ts.
  */
 import assert from 'node:assert/strict';
 import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { after, describe, it } from 'node:test';
 import { HeapScrub } from '../src/retention/heap-scrub.js';
 
-/** The collections V8 has reported so far (it reports each a turn or more after it). */
+/** The collections reported so far. */
 const reported: { kind: number; startTime: number }[] = [];
 const observer = new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
@@ -22,26 +23,29 @@ observer.observe({ entryTypes: ['gc'] });
 after(() => observer.disconnect());
 
 const { NODE_PERFORMANCE_GC_MINOR: YOUNG, NODE_PERFORMANCE_GC_MAJOR: FULL } = constants;
+/** A wake of the event loop, in which Node reports the collections so far. */
 const reportsDelivered = () => new Promise((resolve) => setTimeout(resolve, 20));
-const countSince = (from: number, kind: number) => reported.filter((r) => r.startTime >= from && r.kind === kind).length;
+const countBetween = (from: number, to: number, kind: number) =>
+  reported.filter((r) => r.startTime >= from && r.startTime <= to && r.kind === kind).length;
 
-/** Allocates until V8 has collected its young generation on its own, as it may while a request waits on a compile. */
+/** Allocates, a turn at a time, until V8 has collected its young generation on its own. */
 async function youngCollectionOfV8(): Promise<void> {
   const from = performance.now();
   let kept: string[] = [];
-  while (countSince(from, YOUNG) === 0) {
+  while (countBetween(from, Number.POSITIVE_INFINITY, YOUNG) === 0) {
     for (let i = 0; i < 50_000; i++) kept.push(`request content ${i}`);
     kept = [];
     await reportsDelivered();
   }
 }
 
-/** Runs one scrub: the young and full collections it made. */
+/** Runs one scrub: the young and whole-heap collections it made. */
 async function scrubOnce(scrub: HeapScrub): Promise<{ young: number; full: number }> {
   const from = performance.now();
-  scrub.collect();
+  await scrub.collect();
+  const to = performance.now();
   await reportsDelivered();
-  return { young: countSince(from, YOUNG), full: countSince(from, FULL) };
+  return { young: countBetween(from, to, YOUNG), full: countBetween(from, to, FULL) };
 }
 
 describe("the heap scrub's collection once quiet", () => {
@@ -49,27 +53,43 @@ describe("the heap scrub's collection once quiet", () => {
 
   it('is of the whole heap after a request that lived through a young collection of V8', async () => {
     await scrubOnce(scrub);
-    const started = scrub.requestStarts();
+    scrub.requestStarts();
     await youngCollectionOfV8();
-    scrub.answered(started);
+    scrub.answered();
     const made = await scrubOnce(scrub);
     assert.equal(made.young, 1);
     assert.ok(made.full >= 1, `the scrub made ${JSON.stringify(made)}`);
   });
 
-  it('is of the young generation alone after a request that started before V8 reported the last scrub', async () => {
-    // A scrub of the whole heap, and a request that arrives while it holds the event loop: it starts before V8 has
-    // reported the scrub's own young collection, and ends after.
-    const started = scrub.requestStarts();
-    await youngCollectionOfV8();
-    scrub.answered(started);
+  it('is of the whole heap after young collections in the turn a request was answered, reported after it', async () => {
+    await scrubOnce(scrub);
     const from = performance.now();
-    scrub.collect();
-    const next = scrub.requestStarts();
+    scrub.requestStarts();
+    let kept: string[] = [];
+    for (let i = 0; i < 1_000_000; i++) kept.push(`request content ${i}`);
+    kept = [];
+    scrub.answered();
+    const to = performance.now();
+    const made = await scrubOnce(scrub);
+    assert.ok(countBetween(from, to, YOUNG) >= 1, 'V8 collected its young generation while the request was answered');
+    assert.ok(made.full >= 1, `the scrub made ${JSON.stringify(made)}`);
+  });
+
+  it("is of the young generation alone after a request that started before Node reported the last scrub's", async () => {
+    scrub.requestStarts();
+    await youngCollectionOfV8();
+    scrub.answered();
+    const from = performance.now();
+    await scrub.collect();
+    // A request that arrives right after a scrub of the whole heap, before Node reports the scrub's collections.
+    const arrived = performance.now();
+    scrub.requestStarts();
+    assert.equal(countBetween(from, arrived, YOUNG), 0, 'the scrub was not reported before the request arrived');
     await reportsDelivered();
-    scrub.answered(next);
-    assert.ok(countSince(from, FULL) >= 1, 'the scrub before the request collected the whole heap');
-    // Such scrubs once made every scrub after them collect the whole heap: 20 to 70 ms of the server's CPU each.
+    assert.equal(countBetween(from, arrived, YOUNG), 1, 'the scrub was reported while the request was in flight');
+    assert.ok(countBetween(from, arrived, FULL) >= 1, 'the scrub collected the whole heap');
+    scrub.answered();
+    // Such a scrub once made every scrub after it collect the whole heap: 20 to 70 ms of the server's CPU each.
     assert.deepEqual(await scrubOnce(scrub), { young: 1, full: 0 });
   });
 });

@@ -16,11 +16,12 @@
  * Once the server has answered and had no request in flight for a moment
  * (scrub-timer.ts) it collects its garbage, and V8 clears what that frees
  * (old-generation-clearing.ts). A request's strings stay in the young
- * generation unless the request lived through a collection of it: then
- * the young generation is collected (a collection of the whole heap frees
- * its dead strings but leaves them where they were), and the whole heap in
- * a memory-reducing collection that clears the old generation; else the
- * young generation alone. On V8 older than 13 compaction is switched on for
+ * generation unless the request lived through a collection of it. So when
+ * V8 collected its young generation since the first request the last
+ * scrub did not see, the young generation is collected (a collection of
+ * the whole heap frees its dead strings but leaves them where they were),
+ * and the whole heap in a memory-reducing collection that clears the old
+ * generation; else the young generation alone. On V8 older than 13 compaction is switched on for
  * that collection alone, so V8's own full collections under load do not pay
  * for it. While requests keep coming no collection is forced: what V8's own
  * full collections free in the old generation stays until the next quiet
@@ -39,24 +40,22 @@ import { type Collect, MEMORY_REDUCING_COLLECTION, OLD_GENERATION_CLEARING_FLAG,
 export class HeapScrub {
   private readonly gc: Collect;
   /**
-   * Young-generation collections so far that V8 made on its own (reported
-   * after the fact, a turn or more later): those of collect() are left out.
+   * When the latest young-generation collection V8 made started
+   * (performance.now(), as reported). Node reports a collection only when
+   * the event loop next wakes: a collection in a request's last turn after
+   * its answer, one at the scrub's end during the next request. So the
+   * scrub compares start times, once the reports have come (collect()),
+   * rather than counting reports while requests are in flight.
    */
-  private youngCollections = 0;
-  /**
-   * When collect()'s last collections ran (performance.now()). V8 reported
-   * them as late as mid-way through the next request, which then counted
-   * as having lived through a young collection: its quiet spell collected
-   * the whole heap again, and so on. Requests sent 100 to 135 ms after
-   * each answer cost the server 83 to 107 ms of CPU each that way (two full
-   * collections, on four threads), against 6 ms.
-   */
-  private ownFrom = Number.NaN;
-  private ownTo = Number.NaN;
-  /** A request answered since the last collection lived through a young one: its strings may be old. */
-  private oldMayHoldRequests = true;
+  private lastYoungAt = Number.NEGATIVE_INFINITY;
+  /** When the first request since the last scrub arrived (none yet: undefined). */
+  private firstRequestAt: number | undefined;
+  /** The first scrub collects the whole heap: the server's start made strings too. */
+  private started = false;
   /** Requests received and not yet answered (or abandoned). */
   private inFlight = 0;
+  /** A scrub waits for the reports of the collections so far (collect()). */
+  private waiting: Promise<void> | undefined;
 
   get requestsInFlight(): number {
     return this.inFlight;
@@ -72,40 +71,50 @@ export class HeapScrub {
     new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) {
         const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
-        const own = entry.startTime >= this.ownFrom && entry.startTime <= this.ownTo;
-        if (detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR && !own) this.youngCollections++;
+        if (detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) this.lastYoungAt = Math.max(this.lastYoungAt, entry.startTime);
       }
     }).observe({ entryTypes: ['gc'] });
   }
 
-  /** When a request arrives: what answered() compares with. */
-  requestStarts(): number {
+  /** When a request arrives. */
+  requestStarts(): void {
     this.inFlight++;
-    return this.youngCollections;
+    this.firstRequestAt ??= performance.now();
   }
 
-  /** After an answer (or an abandoned request), with requestStarts() at its request. */
-  answered(started: number): void {
+  /** After an answer (or an abandoned request). */
+  answered(): void {
     this.inFlight--;
-    if (this.youngCollections > started) this.oldMayHoldRequests = true;
   }
 
-  /** Once the server is quiet (scrub-timer.ts): the young generation, or the whole heap, reducing memory, when it may hold requests. */
-  collect(): void {
-    if (this.inFlight > 0) return;
-    this.ownFrom = performance.now();
-    this.ownTo = Number.POSITIVE_INFINITY;
-    try {
-      this.collectNow();
-    } finally {
-      this.ownTo = performance.now();
-    }
+  /**
+   * Once the server is quiet (scrub-timer.ts): the young generation, or the
+   * whole heap, reducing memory, when a young collection started since the
+   * first request the last scrub did not see. Two turns of the event loop
+   * first, in which Node delivers the reports of the collections so far.
+   * Resolves once done (or given up for a request that came meanwhile: the
+   * next quiet spell's scrub counts it).
+   */
+  collect(): Promise<void> {
+    this.waiting ??= new Promise<void>((resolve) =>
+      setImmediate(() =>
+        setImmediate(() => {
+          this.waiting = undefined;
+          if (this.inFlight === 0) this.collectNow();
+          resolve();
+        }),
+      ),
+    );
+    return this.waiting;
   }
 
   private collectNow(): void {
+    const full = !this.started || (this.firstRequestAt !== undefined && this.lastYoungAt >= this.firstRequestAt);
+    this.started = true;
+    // Reset first: the scrub's own young collection starts before any later request, and so never counts.
+    this.firstRequestAt = undefined;
     this.gc({ type: 'minor' });
-    if (!this.oldMayHoldRequests) return;
-    this.oldMayHoldRequests = false;
+    if (!full) return;
     // V8 13's flag is set once (constructor); older V8's compaction only for this collection.
     const compactNow = !ZEROES_UNUSED_MEMORY;
     if (compactNow) setFlagsFromString(OLD_GENERATION_CLEARING_FLAG);

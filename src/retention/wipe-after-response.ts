@@ -87,7 +87,7 @@ export function wipeSocketReads(server: Server): void {
     quiet: () => {
       // The scrub's writes go out before the collection holds the event loop (a full one takes 20 to 70 ms).
       scrubReadBuffers();
-      heap.collect();
+      void heap.collect();
     },
     overdue: scrubReadBuffers,
   });
@@ -95,12 +95,12 @@ export function wipeSocketReads(server: Server): void {
     if (!isParserScrub(socket)) socket.on('close', scrubAfterAnswer);
   });
   server.on('request', (request: IncomingMessage, response) => {
-    const started = heap.requestStarts();
+    heap.requestStarts();
     onAnswerEnd(response, () => {
       // After the onResponse hooks, which read the head (the log line, the metrics) a few turns later.
       setImmediate(forgetHead, request);
       // The request no longer counts as in flight before the scrubs are asked for.
-      heap.answered(started);
+      heap.answered();
       scrubAfterAnswer();
     });
   });
