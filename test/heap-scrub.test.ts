@@ -1,16 +1,23 @@
 /**
  * Which collection the server's heap scrub runs once quiet
  * (src/retention/heap-scrub.ts), in this process, with V8's real
- * collections: the whole heap when V8 collected its young generation on
- * its own since the first request the last scrub did not see, the young
- * generation alone otherwise, however late Node reports a collection (it
- * does when the event loop next wakes). What a scrub clears is checked
- * from outside by retention.test.ts.
+ * collections: the whole heap when V8 made a collection of its own (of the
+ * young generation or of the whole heap) since the last scrub, the young
+ * generation alone otherwise, whichever turn of the event loop Node reports
+ * a collection in (it does when the loop next wakes). What a scrub clears
+ * is checked from outside by retention.test.ts.
  */
 import assert from 'node:assert/strict';
 import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { after, describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { HeapScrub } from '../src/retention/heap-scrub.js';
+
+/** A collector of this test's own: to the scrub, its collections are V8's. */
+setFlagsFromString('--expose-gc');
+const v8Collects = runInNewContext('gc') as (options: { type: 'major' }) => void;
+setFlagsFromString('--no-expose-gc');
 
 /** The collections reported so far. */
 const reported: { kind: number; startTime: number }[] = [];
@@ -91,5 +98,46 @@ describe("the heap scrub's collection once quiet", () => {
     scrub.answered();
     // Such a scrub once made every scrub after it collect the whole heap: 20 to 70 ms of the server's CPU each.
     assert.deepEqual(await scrubOnce(scrub), { young: 1, full: 0 });
+  });
+
+  it('is of the whole heap after a request that came and went, with young collections, while the scrub waited', async () => {
+    // A scrub of its own, whose first request is this one.
+    const scrub = new HeapScrub();
+    await scrubOnce(scrub);
+    const waited = scrub.collect();
+    let request: { from: number; to: number } | undefined;
+    // Runs in the turn after the scrub began to wait, before the reports of what it does come.
+    setImmediate(() => {
+      const from = performance.now();
+      scrub.requestStarts();
+      let kept: string[] = [];
+      for (let i = 0; i < 1_000_000; i++) kept.push(`request content ${i}`);
+      kept = [];
+      scrub.answered();
+      request = { from, to: performance.now() };
+    });
+    await waited;
+    const to = performance.now();
+    await reportsDelivered();
+    assert.ok(request, 'the request came while the scrub waited');
+    assert.ok(countBetween(request.from, request.to, YOUNG) >= 1, 'V8 collected its young generation during the request');
+    assert.ok(countBetween(request.to, to, FULL) >= 1, 'the scrub collected the whole heap');
+  });
+
+  it('is of the whole heap after a request that lived through a collection of the whole heap of V8', async () => {
+    await scrubOnce(scrub);
+    const from = performance.now();
+    scrub.requestStarts();
+    v8Collects({ type: 'major' });
+    await reportsDelivered();
+    scrub.answered();
+    const to = performance.now();
+    assert.deepEqual(
+      { young: countBetween(from, to, YOUNG), full: countBetween(from, to, FULL) },
+      { young: 0, full: 1 },
+      'V8 collected the whole heap, and not its young generation, during the request',
+    );
+    const made = await scrubOnce(scrub);
+    assert.ok(made.full >= 1, `the scrub made ${JSON.stringify(made)}`);
   });
 });

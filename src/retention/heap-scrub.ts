@@ -16,12 +16,12 @@
  * Once the server has answered and had no request in flight for a moment
  * (scrub-timer.ts) it collects its garbage, and V8 clears what that frees
  * (old-generation-clearing.ts). A request's strings stay in the young
- * generation unless the request lived through a collection of it. So when
- * V8 collected its young generation since the first request the last
- * scrub did not see, the young generation is collected (a collection of
- * the whole heap frees its dead strings but leaves them where they were),
- * and the whole heap in a memory-reducing collection that clears the old
- * generation; else the young generation alone. On V8 older than 13 compaction is switched on for
+ * generation unless a collection of V8's moved them while they were live.
+ * So when V8 made a collection of its own since the last scrub, the young
+ * generation is collected (a collection of the whole heap frees its dead
+ * strings but leaves them where they were), and the whole heap in a
+ * memory-reducing collection that clears the old generation; else the
+ * young generation alone. On V8 older than 13 compaction is switched on for
  * that collection alone, so V8's own full collections under load do not pay
  * for it. While requests keep coming no collection is forced: what V8's own
  * full collections free in the old generation stays until the next quiet
@@ -37,24 +37,30 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type Collect, MEMORY_REDUCING_COLLECTION, OLD_GENERATION_CLEARING_FLAG, ZEROES_UNUSED_MEMORY } from './old-generation-clearing.js';
 
+/** Node 24 and later: V8's young collection that marks rather than copies. */
+const MINOR_MARK_SWEEP = (constants as { NODE_PERFORMANCE_GC_MINOR_MARK_SWEEP?: number }).NODE_PERFORMANCE_GC_MINOR_MARK_SWEEP;
+/**
+ * The collections of V8's that can move a request's live strings to the old
+ * generation: of the young generation, and of the whole heap (which V8 also
+ * makes on its own, under the pressure of large buffers, say).
+ */
+const MOVING = new Set<number>([
+  constants.NODE_PERFORMANCE_GC_MINOR,
+  constants.NODE_PERFORMANCE_GC_MAJOR,
+  ...(MINOR_MARK_SWEEP === undefined ? [] : [MINOR_MARK_SWEEP]),
+]);
+
 export class HeapScrub {
   private readonly gc: Collect;
-  /**
-   * When the latest young-generation collection V8 made started
-   * (performance.now(), as reported). Node reports a collection only when
-   * the event loop next wakes: a collection in a request's last turn after
-   * its answer, one at the scrub's end during the next request. So the
-   * scrub compares start times, once the reports have come (collect()),
-   * rather than counting reports while requests are in flight.
-   */
-  private lastYoungAt = Number.NEGATIVE_INFINITY;
-  /** When the first request since the last scrub arrived (none yet: undefined). */
-  private firstRequestAt: number | undefined;
-  /** The first scrub collects the whole heap: the server's start made strings too. */
-  private started = false;
+  /** When the latest of V8's collections in MOVING started (performance.now()), as far as Node has reported. */
+  private lastCollectionAt = Number.NEGATIVE_INFINITY;
+  /** When the last scrub's own collections ended: the ones that start later are V8's. */
+  private lastScrubEndedAt = Number.NEGATIVE_INFINITY;
+  /** When the last request arrived. */
+  private lastRequestAt = Number.NEGATIVE_INFINITY;
   /** Requests received and not yet answered (or abandoned). */
   private inFlight = 0;
-  /** A scrub waits for the reports of the collections so far (collect()). */
+  /** The scrub asked for, while it waits for the reports (collect()). */
   private waiting: Promise<void> | undefined;
 
   get requestsInFlight(): number {
@@ -71,7 +77,7 @@ export class HeapScrub {
     new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) {
         const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
-        if (detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) this.lastYoungAt = Math.max(this.lastYoungAt, entry.startTime);
+        if (detail?.kind !== undefined && MOVING.has(detail.kind)) this.lastCollectionAt = Math.max(this.lastCollectionAt, entry.startTime);
       }
     }).observe({ entryTypes: ['gc'] });
   }
@@ -79,7 +85,7 @@ export class HeapScrub {
   /** When a request arrives. */
   requestStarts(): void {
     this.inFlight++;
-    this.firstRequestAt ??= performance.now();
+    this.lastRequestAt = performance.now();
   }
 
   /** After an answer (or an abandoned request). */
@@ -88,33 +94,42 @@ export class HeapScrub {
   }
 
   /**
-   * Once the server is quiet (scrub-timer.ts): the young generation, or the
-   * whole heap, reducing memory, when a young collection started since the
-   * first request the last scrub did not see. Two turns of the event loop
-   * first, in which Node delivers the reports of the collections so far.
-   * Resolves once done (or given up for a request that came meanwhile: the
-   * next quiet spell's scrub counts it).
+   * Once the server is quiet (scrub-timer.ts): the young generation, and
+   * the whole heap, reducing memory, when V8 made a collection of its own
+   * since the last scrub. Node reports a collection only when the event
+   * loop next wakes, so the scrub decides after two turns of it, in which
+   * the reports of the collections made before come; and two more for as
+   * long as requests come and go in them. A request still in flight makes
+   * it give up: that request's answer asks for the next scrub. Resolves
+   * once done or given up.
    */
   collect(): Promise<void> {
-    this.waiting ??= new Promise<void>((resolve) =>
-      setImmediate(() =>
-        setImmediate(() => {
-          this.waiting = undefined;
-          if (this.inFlight === 0) this.collectNow();
-          resolve();
-        }),
-      ),
-    );
+    this.waiting ??= new Promise<void>((resolve) => {
+      const decide = (from: number) =>
+        setImmediate(() =>
+          setImmediate(() => {
+            if (this.inFlight <= 0 && this.lastRequestAt >= from) return decide(performance.now());
+            if (this.inFlight <= 0) this.collectNow();
+            this.waiting = undefined;
+            resolve();
+          }),
+        );
+      decide(performance.now());
+    });
     return this.waiting;
   }
 
   private collectNow(): void {
-    const full = !this.started || (this.firstRequestAt !== undefined && this.lastYoungAt >= this.firstRequestAt);
-    this.started = true;
-    // Reset first: the scrub's own young collection starts before any later request, and so never counts.
-    this.firstRequestAt = undefined;
-    this.gc({ type: 'minor' });
-    if (!full) return;
+    const full = this.lastCollectionAt > this.lastScrubEndedAt;
+    try {
+      this.gc({ type: 'minor' });
+      if (full) this.collectWholeHeap();
+    } finally {
+      this.lastScrubEndedAt = performance.now();
+    }
+  }
+
+  private collectWholeHeap(): void {
     // V8 13's flag is set once (constructor); older V8's compaction only for this collection.
     const compactNow = !ZEROES_UNUSED_MEMORY;
     if (compactNow) setFlagsFromString(OLD_GENERATION_CLEARING_FLAG);
