@@ -46,6 +46,17 @@ async function youngCollectionOfV8(): Promise<void> {
   }
 }
 
+/** A request that comes and is answered in one turn, allocating enough for V8 to collect its young generation meanwhile. */
+function requestInOneTurn(scrub: HeapScrub): { from: number; to: number } {
+  const from = performance.now();
+  scrub.requestStarts();
+  let kept: string[] = [];
+  for (let i = 0; i < 1_000_000; i++) kept.push(`request content ${i}`);
+  kept = [];
+  scrub.answered();
+  return { from, to: performance.now() };
+}
+
 /** Runs one scrub: the young and whole-heap collections it made. */
 async function scrubOnce(scrub: HeapScrub): Promise<{ young: number; full: number }> {
   const from = performance.now();
@@ -70,13 +81,7 @@ describe("the heap scrub's collection once quiet", () => {
 
   it('is of the whole heap after young collections in the turn a request was answered, reported after it', async () => {
     await scrubOnce(scrub);
-    const from = performance.now();
-    scrub.requestStarts();
-    let kept: string[] = [];
-    for (let i = 0; i < 1_000_000; i++) kept.push(`request content ${i}`);
-    kept = [];
-    scrub.answered();
-    const to = performance.now();
+    const { from, to } = requestInOneTurn(scrub);
     const made = await scrubOnce(scrub);
     assert.ok(countBetween(from, to, YOUNG) >= 1, 'V8 collected its young generation while the request was answered');
     assert.ok(made.full >= 1, `the scrub made ${JSON.stringify(made)}`);
@@ -108,13 +113,7 @@ describe("the heap scrub's collection once quiet", () => {
     let request: { from: number; to: number } | undefined;
     // Runs in the turn after the scrub began to wait, before the reports of what it does come.
     setImmediate(() => {
-      const from = performance.now();
-      scrub.requestStarts();
-      let kept: string[] = [];
-      for (let i = 0; i < 1_000_000; i++) kept.push(`request content ${i}`);
-      kept = [];
-      scrub.answered();
-      request = { from, to: performance.now() };
+      request = requestInOneTurn(scrub);
     });
     await waited;
     const to = performance.now();
