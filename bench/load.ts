@@ -71,13 +71,7 @@ export function sendLoad(options: LoadOptions): Promise<LoadRun> {
  * `connections` (while the pipeline fills) over the time they took.
  */
 export function steadyRate(run: LoadRun): number {
-  const { responses, ms } = steadySpan(run);
-  return (responses * 1000) / ms;
-}
-
-/** The responses steadyRate counts and the milliseconds they took: runs in parts add up as one. */
-export function steadySpan(run: LoadRun): { responses: number; ms: number } {
   const times = run.completedAt;
   const skip = Math.min(run.connections, times.length - 2);
-  return { responses: times.length - 1 - skip, ms: times[times.length - 1]! - times[skip]! };
+  return ((times.length - 1 - skip) * 1000) / (times[times.length - 1]! - times[skip]!);
 }

@@ -7,8 +7,7 @@
  *              next to the same CPU of a bare node:http relay given the workload's body, compile time and
  *              PDF size (relay.ts), in the same blocks; and the server's CPU for a request that waits as
  *              long (workloads.ts: waitingBody)
- *   c=2×cores  the service with 2 × cores connections: requests per second, and the workers' CPU per document,
- *              in parts that take turns with blocks of the floor
+ *   c=2×cores  the service with 2 × cores connections: requests per second
  * then the resident memory of the server and its workers while sending many
  * W2 requests on each engine, each on a freshly started service; and what a 10 MiB body of each
  * adversarial shape costs the server, and how long /healthz waits meanwhile
@@ -27,7 +26,7 @@ import { processCpuMs, serviceCpuMs } from './cpu.js';
 import { Relay } from './relay.js';
 import { FloorProcess } from './floor.js';
 import { freedMemoryFill } from '../src/retention/freed-memory-fill.js';
-import { type LoadRun, sendLoad, steadyRate, steadySpan } from './load.js';
+import { type LoadRun, sendLoad, steadyRate } from './load.js';
 import { sampleMemory, type MemorySample } from './memory.js';
 import { ms, pct, ratio, table } from './report.js';
 import { metricTotal, startBenchService, type BenchService } from './service.js';
@@ -115,8 +114,6 @@ interface RoundFigures {
   floorCpuMs: number;
   /** The same with the workers' malloc settings (freed memory filled). */
   filledFloorCpuMs: number;
-  /** floorCpuMs in the blocks that take turns with the parts of the c=2×cores run: what its CPU is compared with. */
-  loadFloorCpuMs: number;
   floorRuns: number;
   /** CPU ms the server process spent per request at c=1, from a block's first request to its last answer. */
   serverCpuMs: number;
@@ -209,56 +206,37 @@ async function measureRound(
       if (relayed.run.failures > 0) throw new Error(`the bench's relay failed ${relayed.run.failures} of ${perBlock} requests`);
       relayCpu += relayed.cpuMs;
     }
-    // The c=2×cores run in parts, each beside a block of the floor (the two take turns going first), so that the workers'
-    // CPU is compared with the engine's at the same time, as the c=1 figures are: in one run of a few seconds, on a
-    // noisy machine, the engine's speed moved by up to 20 % between blocks a second apart.
-    const loadRequests = clamp((s.throughputSeconds * 1000 * cores) / estimate, s.minThroughputRequests, 3000);
-    // At least three rounds of the connections a part, so that each has a steady state (steadyRate).
-    const partRequests = Math.max(Math.round(loadRequests / s.blocks), 3 * connections);
-    const loadFloorCpu: number[] = [];
-    let serviceCpu = 0;
-    let serverCpuAtLoad = 0;
-    let completed = 0;
-    let loadFailures = 0;
-    const steady = { responses: 0, ms: 0 };
     const replacedBefore = await metricTotal(service, 'typst_pdf_worker_restarts_total');
-    for (let b = 0; b < s.blocks; b++) {
-      const floorBlock = async () => loadFloorCpu.push(...(await floor.bare.measure(workload.id, perBlock)).cpuSamples);
-      if (b % 2 === 0) await floorBlock();
-      const serviceCpuBefore = serviceCpuMs(server.pid);
-      const serverCpuBefore = processCpuMs(server.pid);
-      const part = await sendLoad({ url: service.url, body: workload.body, connections, requests: partRequests });
-      serviceCpu += serviceCpuMs(server.pid) - serviceCpuBefore;
-      serverCpuAtLoad += processCpuMs(server.pid) - serverCpuBefore;
-      completed += part.completedAt.length;
-      loadFailures += part.failures;
-      const span = steadySpan(part);
-      steady.responses += span.responses;
-      steady.ms += span.ms;
-      if (b % 2 === 1) await floorBlock();
-    }
-    const workersCpu = serviceCpu - serverCpuAtLoad;
+    const serviceCpuBefore = serviceCpuMs(server.pid);
+    const serverCpuBefore = processCpuMs(server.pid);
+    const throughput = await sendLoad({
+      url: service.url,
+      body: workload.body,
+      connections,
+      requests: Math.round(clamp((s.throughputSeconds * 1000 * cores) / estimate, s.minThroughputRequests, 3000)),
+    });
+    const serviceCpu = serviceCpuMs(server.pid) - serviceCpuBefore;
+    const workersCpu = serviceCpu - (processCpuMs(server.pid) - serverCpuBefore);
     const workersReplaced = (await metricTotal(service, 'typst_pdf_worker_restarts_total')) - replacedBefore;
     const round: RoundFigures = {
       floorMs: median(floorSamples),
       floorCpuMs: median(floorCpu),
       filledFloorCpuMs: median(filledFloorCpu),
-      loadFloorCpuMs: median(loadFloorCpu),
       floorRuns: floorSamples.length,
       serverCpuMs: serverCpu / (s.blocks * perBlock),
       quietScrubCpuMs: median(quietScrubCpu),
       waitingServerCpuMs: 0,
       relayCpuMs: relayCpu / (s.blocks * perBlock),
-      serviceCpuMs: serviceCpu / completed,
-      workersCpuMs: workersCpu / completed,
+      serviceCpuMs: serviceCpu / throughput.completedAt.length,
+      workersCpuMs: workersCpu / throughput.completedAt.length,
       workersReplaced,
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
       maxMs: Math.max(...latencies),
       latencyRequests: latencies.length,
-      rps: (steady.responses * 1000) / steady.ms,
-      throughputRequests: completed,
-      failures: failures + loadFailures,
+      rps: steadyRate(throughput),
+      throughputRequests: throughput.completedAt.length,
+      failures: failures + throughput.failures,
     };
     figures.set(workload.id, round);
     log(
@@ -268,8 +246,7 @@ async function measureRound(
         `CPU: floor ${ms(round.floorCpuMs)} ms, server ${round.serverCpuMs.toFixed(2)} ms/req ` +
         `(a bare relay ${round.relayCpuMs.toFixed(2)}) ` +
         `(+${ms(round.quietScrubCpuMs)} ms once quiet), ` +
-        `workers ${ms(round.workersCpuMs)} ms/doc (${round.workersReplaced} replaced) against a floor of ${ms(round.loadFloorCpuMs)} ms beside them, ` +
-        `service ${ms(round.serviceCpuMs)} ms/doc` +
+        `workers ${ms(round.workersCpuMs)} ms/doc (${round.workersReplaced} replaced), service ${ms(round.serviceCpuMs)} ms/doc` +
         (round.failures ? `, ${round.failures} FAILED` : ''),
     );
   }
@@ -520,11 +497,8 @@ async function main(): Promise<void> {
     const rps = pick('rps');
     const idealRps = (cores * 1000) / floorMs;
     const floorCpuMs = pick('floorCpuMs');
-    const loadFloorCpuMs = pick('loadFloorCpuMs');
     const serviceCpuMs = pick('serviceCpuMs');
     const workersCpuMs = pick('workersCpuMs');
-    // Each round's c=2×cores CPU over the floor measured beside it, then the median of the rounds.
-    const overLoadFloor = (k: 'serviceCpuMs' | 'workersCpuMs') => median(per.map((x) => x[k] / x.loadFloorCpuMs));
     // The server's allowance: 1 ms a request and 2 ms a megabyte of body.
     const serverAllowanceMs = 1 + (2 * w.body.length) / 1e6;
     return {
@@ -543,19 +517,18 @@ async function main(): Promise<void> {
       rpsOverIdeal: rps / idealRps,
       floorCpuMs,
       filledFloorCpuMs: pick('filledFloorCpuMs'),
-      loadFloorCpuMs,
       serverCpuMs: pick('serverCpuMs'),
       quietScrubCpuMs: pick('quietScrubCpuMs'),
       waitingServerCpuMs: pick('waitingServerCpuMs'),
       relayCpuMs: pick('relayCpuMs'),
       serviceCpuMs,
-      serviceCpuOverFloor: overLoadFloor('serviceCpuMs'),
+      serviceCpuOverFloor: serviceCpuMs / floorCpuMs,
       workersCpuMs,
-      workersCpuOverFloor: overLoadFloor('workersCpuMs'),
+      workersCpuOverFloor: workersCpuMs / floorCpuMs,
       workersReplaced: per.map((x) => x.workersReplaced),
       serverAllowanceMs,
       p50BoundMs: Math.max(floorMs + 1.5, 1.1 * floorMs),
-      rpsBound: (0.8 * cores * 1000) / (loadFloorCpuMs + serverAllowanceMs),
+      rpsBound: (0.8 * cores * 1000) / (floorCpuMs + serverAllowanceMs),
       failures: per.reduce((sum, x) => sum + x.failures, 0),
       spread: { floor: spread(per.map((x) => x.floorMs)), p50: spread(per.map((x) => x.p50)), rps: spread(per.map((x) => x.rps)) },
       rounds: per,
@@ -567,7 +540,7 @@ async function main(): Promise<void> {
   const targets: Target[] = [
     ...results.flatMap((x) => [
       {
-        target: `${x.id} workers' CPU per document at c=${connections} ≤ 1.15 × floor CPU beside it (${ms(1.15 * x.loadFloorCpuMs)} ms)`,
+        target: `${x.id} workers' CPU per document at c=${connections} ≤ 1.15 × floor CPU (${ms(1.15 * x.floorCpuMs)} ms)`,
         value: `${ratio(x.workersCpuOverFloor)} ×`,
         met: x.workersCpuOverFloor <= 1.15,
       },
@@ -582,7 +555,7 @@ async function main(): Promise<void> {
         met: x.p50Ms <= x.p50BoundMs,
       },
       {
-        target: `${x.id} throughput at c=${connections} ≥ 0.8 × ${cores} cores / (floor CPU beside it + server allowance) (${x.rpsBound.toFixed(1)} req/s)`,
+        target: `${x.id} throughput at c=${connections} ≥ 0.8 × ${cores} cores / (floor CPU + server allowance) (${x.rpsBound.toFixed(1)} req/s)`,
         value: `${x.rps.toFixed(1)} req/s`,
         met: x.rps >= x.rpsBound,
       },
@@ -672,7 +645,6 @@ async function main(): Promise<void> {
         'the same, a request that waits as long',
         'a bare relay, same body, wait and PDF size',
         'server CPU ms once quiet',
-        `floor CPU ms/doc beside c=${connections}`,
         `service CPU ms/doc (c=${connections}, server + workers)`,
         'service / floor',
         `workers' CPU ms/doc (c=${connections})`,
@@ -687,7 +659,6 @@ async function main(): Promise<void> {
         x.waitingServerCpuMs.toFixed(2),
         x.relayCpuMs.toFixed(2),
         ms(x.quietScrubCpuMs),
-        ms(x.loadFloorCpuMs),
         ms(x.serviceCpuMs),
         ratio(x.serviceCpuOverFloor),
         ms(x.workersCpuMs),
@@ -706,9 +677,7 @@ async function main(): Promise<void> {
     "what the child sends back: as many bytes as the workload's PDF, after spinning for as long as its compile (bench/relay.ts), each of its",
     "blocks right after one of the server's. It is the least any Node server pays for that request on this machine: no checks, no retention,",
     'no framework.',
-    `The c=${connections} run is made in ${s.blocks} parts, each beside a block of the floor (the two take turns going first); "service / floor" and`,
-    `"workers / floor" are each round's CPU over the floor beside it, the median of the rounds. The workers' CPU includes the start of each`,
-    `worker replaced during the c=${connections} run (after WORKER_MAX_JOBS jobs, by default).`,
+    `The workers' CPU includes the start of each worker replaced during the c=${connections} run (after WORKER_MAX_JOBS jobs, by default).`,
     '',
     'The floor runs with no malloc settings. "With the fill": the same compiles in a process with the workers\' malloc settings',
     `(freed memory filled, here by ${freedMemoryFill().description.replace(/^freed memory is filled by /, '')}), a process of its own per workload, measured in the same blocks as the floor (the two take turns going first).`,
