@@ -8,22 +8,19 @@
  * is checked from outside by retention.test.ts.
  */
 import assert from 'node:assert/strict';
-import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { after, describe, it } from 'node:test';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { HeapScrub } from '../src/retention/heap-scrub.js';
+import { collectionKind, v8Collector } from '../src/retention/v8-collections.js';
 
 /** A collector of this test's own: to the scrub, its collections are V8's. */
-setFlagsFromString('--expose-gc');
-const v8Collects = runInNewContext('gc') as (options: { type: 'major' }) => void;
-setFlagsFromString('--no-expose-gc');
+const v8Collects = v8Collector();
 
 /** The collections reported so far. */
 const reported: { kind: number; startTime: number }[] = [];
 const observer = new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
-    reported.push({ kind: (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? -1, startTime: entry.startTime });
+    reported.push({ kind: collectionKind(entry) ?? -1, startTime: entry.startTime });
   }
 });
 observer.observe({ entryTypes: ['gc'] });

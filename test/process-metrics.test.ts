@@ -8,14 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { Registry } from 'prom-client';
 import { collectProcessMetrics } from '../src/http/process-metrics.js';
+import { v8Collector } from '../src/retention/v8-collections.js';
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as (options: { type: 'minor' | 'major' }) => void;
-setFlagsFromString('--no-expose-gc');
+const gc = v8Collector();
 
 describe('the process metrics', () => {
   it('count every garbage collection V8 reports, also several reported at once', async () => {

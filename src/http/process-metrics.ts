@@ -14,8 +14,9 @@
  * (the files it lists in lib/defaultMetrics.js, at the version the lock file
  * pins), all but its garbage collections too (see collectGarbageCollections).
  */
-import { constants, type PerformanceEntry, PerformanceObserver, performance } from 'node:perf_hooks';
+import { constants, PerformanceObserver, performance } from 'node:perf_hooks';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { collectionKind } from '../retention/v8-collections.js';
 import heapSizeAndUsed from 'prom-client/lib/metrics/heapSizeAndUsed.js';
 import heapSpacesSizeAndUsed from 'prom-client/lib/metrics/heapSpacesSizeAndUsed.js';
 import osMemoryHeap from 'prom-client/lib/metrics/osMemoryHeap.js';
@@ -66,7 +67,7 @@ function collectGarbageCollections(registry: Registry, prefix: string): void {
   });
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      const kind = GC_KINDS[(entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? -1];
+      const kind = GC_KINDS[collectionKind(entry) ?? -1];
       if (kind) durations.observe({ kind }, entry.duration / 1000);
     }
   }).observe({ entryTypes: ['gc'] });

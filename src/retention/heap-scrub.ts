@@ -32,13 +32,11 @@
  * (bytes/json-scanner.ts).
  */
 import type { IncomingMessage } from 'node:http';
-import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { type Collect, MEMORY_REDUCING_COLLECTION, OLD_GENERATION_CLEARING_FLAG, ZEROES_UNUSED_MEMORY } from './old-generation-clearing.js';
+import { collectionKind, MINOR_MARK_SWEEP, v8Collector } from './v8-collections.js';
 
-/** Node 24 and later: V8's young collection that marks rather than copies. */
-const MINOR_MARK_SWEEP = (constants as { NODE_PERFORMANCE_GC_MINOR_MARK_SWEEP?: number }).NODE_PERFORMANCE_GC_MINOR_MARK_SWEEP;
 /**
  * The collections of V8's that can move a request's live strings to the old
  * generation: of the young generation, and of the whole heap (which V8 also
@@ -70,14 +68,11 @@ export class HeapScrub {
   constructor() {
     setFlagsFromString('--clear-free-memory');
     if (ZEROES_UNUSED_MEMORY) setFlagsFromString(OLD_GENERATION_CLEARING_FLAG);
-    // V8's collector, for this module alone: the flag is set only while a fresh context fetches `gc`.
-    setFlagsFromString('--expose-gc');
-    this.gc = runInNewContext('gc') as Collect;
-    setFlagsFromString('--no-expose-gc');
+    this.gc = v8Collector();
     new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) {
-        const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
-        if (detail?.kind !== undefined && MOVING.has(detail.kind)) this.lastCollectionAt = Math.max(this.lastCollectionAt, entry.startTime);
+        const kind = collectionKind(entry);
+        if (kind !== undefined && MOVING.has(kind)) this.lastCollectionAt = Math.max(this.lastCollectionAt, entry.startTime);
       }
     }).observe({ entryTypes: ['gc'] });
   }
