@@ -896,6 +896,63 @@ describe('request content in memory, at the answer', () => {
         "the read name, only in native memory, once in each of the engine's tables",
       );
     });
+
+    // The same gap for labels: both engines intern every label a compile makes (one in the template, or one made
+    // from `data` by `label()`), on the native heap for the worker's life.
+    it(`keeps, ${AFTER_ANSWER_MS} ms after a 200 on the Typst ${typst} engine, its labels only in the engine's label table`, async (t) => {
+      const labels = { template: marker('TEMPLATELABEL'), data: marker('DATALABEL') };
+      const res = await generate(service, {
+        data: { label: labels.data },
+        template: `Text <${labels.template}>\n#metadata(1) #label(data.label)`,
+        typst,
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.arrayBuffer();
+      await sleep(AFTER_ANSWER_MS);
+      const found = scanService(service, labels);
+      t.diagnostic(countsOf(found));
+      assert.deepEqual(found.server.counts, {}, 'the server holds a label');
+      const held: Record<string, number> = {};
+      for (const worker of found.workers)
+        for (const [key, count] of Object.entries(worker.counts)) {
+          const native = key.replace(/, \[(heap|anon)\]\)$/, ', native memory)');
+          held[native] = (held[native] ?? 0) + count;
+        }
+      assert.deepEqual(
+        held,
+        { 'template (UTF-8, native memory)': 1, 'data (UTF-8, native memory)': 1 },
+        'each label once, only in native memory',
+      );
+    });
+  }
+});
+
+// What closes that gap: a worker replaced after every job (WORKER_MAX_JOBS=1) is ended as its result comes in, and its
+// memory with it, so nothing of a name or a label is left at the answer.
+describe('request content in memory, with a new worker for every job', () => {
+  let service: Service;
+  before(async () => {
+    service = await startService({ ...NO_RATE_LIMIT, WORKERS: '2', WORKER_MAX_JOBS: '1' });
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  for (const typst of ['0.11', '0.14'] as const) {
+    it(`is gone ${AFTER_ANSWER_MS} ms after a 200 on the Typst ${typst} engine whose template read an asset by its name and made labels`, async (t) => {
+      const markers = { name: marker('READNAME'), template: marker('TEMPLATELABEL'), data: marker('DATALABEL') };
+      const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>';
+      const res = await generate(service, {
+        data: { label: markers.data },
+        template: `#image("img/${markers.name}.svg") <${markers.template}>\n#metadata(1) #label(data.label)`,
+        assets: { [`img/${markers.name}.svg`]: Buffer.from(svg).toString('base64') },
+        typst,
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.arrayBuffer();
+      await sleep(AFTER_ANSWER_MS);
+      await assertNothingHeld(t, service, markers);
+    });
   }
 });
 
