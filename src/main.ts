@@ -23,6 +23,7 @@ import type { FontCatalog } from './render/fonts/types.js';
 import { MAX_COPIED_MIB } from './render/package-scan.js';
 import { createSandbox } from './render/sandbox.js';
 import { startReadBufferScrub } from './retention/read-buffer-scrub.js';
+import { stopParserReuse } from './retention/http-parsers.js';
 import { loadSigningIdentity, SigningIdentityError } from './finish/signature-identity.js';
 import { PdfSigner } from './finish/signature-signer.js';
 
@@ -135,6 +136,8 @@ async function main(): Promise<void> {
   answers.on('stalled', (requestId) => logger.info({ reqId: requestId }, 'reader stalled: answer cut off'));
 
   let closing = false;
+  if (!stopParserReuse())
+    logger.warn("this Node.js's HTTP parsers could not be kept from reuse: a head cut across reads may stay in the server");
   try {
     await startReadBufferScrub();
     await pool.start();

@@ -833,6 +833,58 @@ describe('request content in memory, at the answer', () => {
         return markers;
       },
     },
+    // Node's HTTP parser copies a part of a head that comes in more than one read (retention/http-parsers.ts).
+    {
+      name: "a head cut across reads (its key and a header's value), then the client's RST",
+      async run() {
+        const markers = { key: marker('HALFKEY'), value: marker('HALFHEAD') };
+        const socket = await open(service);
+        socket.setNoDelay(true);
+        socket.on('error', () => undefined);
+        socket.write(`POST /v1/pdf/generate HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${markers.key}\r\nx-a: ${markers.value}`);
+        await sleep(100);
+        socket.write('more');
+        await sleep(100);
+        socket.resetAndDestroy();
+        return markers;
+      },
+    },
+    {
+      name: 'a head never finished (its key in it), answered 408 at the headers timeout',
+      async run() {
+        const markers = { key: marker('SLOWKEY') };
+        const socket = await open(service);
+        const answer = readAll(socket);
+        socket.write(`POST /v1/pdf/generate HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${markers.key}\r\n`);
+        assert.equal((await answer).status, 408);
+        return markers;
+      },
+    },
+    {
+      name: 'a chunked body with a trailer',
+      async run() {
+        const trailer = marker('TRAILER');
+        const { res, markers } = await sendRaw((socket, bytes) => {
+          socket.write(head({ 'content-length': null, 'transfer-encoding': 'chunked', trailer: 'x-trail' }));
+          socket.write(`${bytes.length.toString(16)}\r\n${bytes}\r\n0\r\nx-trail: ${trailer}\r\n\r\n`);
+        });
+        assert.equal(res.status, 200);
+        return { ...markers, trailer };
+      },
+    },
+    {
+      name: 'a CONNECT (its authority and a key)',
+      async run() {
+        const markers = { host: marker('connecthost'), key: marker('CONNKEY') };
+        const socket = await open(service);
+        const answer = readAll(socket);
+        socket.write(
+          `CONNECT ${markers.host}.example:443 HTTP/1.1\r\nhost: ${markers.host}.example:443\r\nproxy-authorization: Basic ${markers.key}\r\n\r\n`,
+        );
+        assert.equal((await answer).status, 501);
+        return markers;
+      },
+    },
     {
       name: 'a chunked body with a malformed chunk size',
       async run() {
