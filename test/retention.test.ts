@@ -833,6 +833,22 @@ describe('request content in memory, at the answer', () => {
         return markers;
       },
     },
+    {
+      name: 'a 200 whose URL carries a query and a 404 whose path is a marker, each connection closed after its answer',
+      async run() {
+        const markers = { query: marker('QUERY'), path: marker('PATH') };
+        const body = JSON.stringify({ data: {}, template: 'a query' });
+        const ask = async (requestLine: string, bytes: string) => {
+          const socket = await open(service);
+          const answer = readAll(socket);
+          socket.write(head({ 'content-length': bytes.length }).replace(/^[^\r]*/, requestLine) + bytes);
+          return (await answer).status;
+        };
+        assert.equal(await ask(`POST /v1/pdf/generate?note=${markers.query} HTTP/1.1`, body), 200);
+        assert.equal(await ask(`POST /v1/${markers.path} HTTP/1.1`, body), 404);
+        return markers;
+      },
+    },
     // Node's HTTP parser copies a part of a head that comes in more than one read (retention/http-parsers.ts).
     {
       name: "a head cut across reads (its key and a header's value), then the client's RST",
@@ -977,6 +993,40 @@ describe('request content in memory, at the answer', () => {
       );
     });
   }
+});
+
+// A measured limit of the server: Node's HTTP parser copies each request's URL into native memory of its own, and a
+// connection kept alive keeps its parser, and so the URL of its last request, until its next request or its end. No
+// JavaScript string of it stays (the request lets go of its URL, and nothing of the answer's keeps the request).
+describe('request content in memory, on a connection kept alive', () => {
+  let service: Service;
+  before(async () => {
+    service = await startService({ ...NO_RATE_LIMIT, WORKERS: '2' });
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  it(`keeps, ${AFTER_ANSWER_MS} ms after a 200 whose URL carries a query, that URL only in the HTTP parser's native memory`, async (t) => {
+    const markers = { query: marker('QUERY') };
+    const res = await fetch(`${service.url}/v1/pdf/generate?note=${markers.query}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ data: {}, template: 'a query' }),
+    });
+    assert.equal(res.status, 200);
+    await res.arrayBuffer();
+    await sleep(AFTER_ANSWER_MS);
+    const found = scanService(service, markers);
+    t.diagnostic(countsOf(found));
+    for (const [i, worker] of found.workers.entries()) assert.deepEqual(worker.counts, {}, `worker ${i} holds the URL`);
+    const server: Record<string, number> = {};
+    for (const [key, count] of Object.entries(found.server.counts)) {
+      const native = key.replace(/, \[(heap|anon)\]\)$/, ', native memory)');
+      server[native] = (server[native] ?? 0) + count;
+    }
+    assert.deepEqual(server, { 'query (UTF-8, native memory)': 1 }, 'the URL once, in native memory, no string of it');
+  });
 });
 
 // What closes that gap: a worker replaced after every job (WORKER_MAX_JOBS=1) is ended as its result comes in, and its

@@ -37,17 +37,25 @@ export function onAnswerEnd(response: ServerResponse, run: () => void): void {
   }
   runsOf.set(response, [run]);
   response.once('close', () => end(response));
-  const socket = response.req.socket;
-  let open = openOf.get(socket);
-  if (!open) {
-    const answers = new Set<ServerResponse>();
-    openOf.set(socket, answers);
+  answersOf(response.req.socket).add(response);
+}
+
+/**
+ * The set of `socket`'s answers not over yet, made with its 'close' listener on the first. (Its own function: a
+ * listener made in onAnswerEnd kept that function's scope, the connection's first response among it, and with it its
+ * request and URL, for as long as the connection stayed open.)
+ */
+function answersOf(socket: Socket): Set<ServerResponse> {
+  let answers = openOf.get(socket);
+  if (!answers) {
+    const open = new Set<ServerResponse>();
     socket.once('close', () => {
-      for (const answer of answers) end(answer);
+      for (const answer of open) end(answer);
     });
-    open = answers;
+    openOf.set(socket, open);
+    answers = open;
   }
-  open.add(response);
+  return answers;
 }
 
 function end(response: ServerResponse): void {
