@@ -849,6 +849,20 @@ describe('request content in memory, at the answer', () => {
         return markers;
       },
     },
+    {
+      // V8 keeps a header name Node does not know as an internalized string, in the old generation from the start.
+      name: 'a 200 and a /healthz whose requests name headers no client sends (markers as their names)',
+      async run() {
+        const markers = { generate: marker('headername'), health: marker('healthname') };
+        const res = await generate(service, { data: {}, template: 'a header name' }, { headers: { [`x-${markers.generate}`]: 'v' } });
+        assert.equal(res.status, 200);
+        await res.arrayBuffer();
+        const health = await fetch(`${service.url}/healthz`, { headers: { [`x-${markers.health}`]: 'v' } });
+        assert.equal(health.status, 200);
+        await health.arrayBuffer();
+        return markers;
+      },
+    },
     // Node's HTTP parser copies a part of a head that comes in more than one read (retention/http-parsers.ts).
     {
       name: "a head cut across reads (its key and a header's value), then the client's RST",

@@ -17,7 +17,9 @@
  * (scrub-timer.ts) it collects its garbage, and V8 clears what that frees
  * (old-generation-clearing.ts). A request's strings stay in the young
  * generation unless a collection of V8's moved them while they were live.
- * So when V8 made a collection of its own since the last scrub, the young
+ * So when V8 made a collection of its own since the last scrub, or a
+ * request named a header the server had not seen (its name is in the old
+ * generation from the start: header-names.ts), the young
  * generation is collected (a collection of the whole heap frees its dead
  * strings but leaves them where they were), and the whole heap in a
  * memory-reducing collection that clears the old generation; else the
@@ -60,6 +62,8 @@ export class HeapScrub {
   private inFlight = 0;
   /** The scrub asked for, while it waits for the reports (collect()). */
   private waiting: Promise<void> | undefined;
+  /** A request since the last scrub named a header the server had not seen (header-names.ts). */
+  private newHeaderName = false;
 
   get requestsInFlight(): number {
     return this.inFlight;
@@ -81,6 +85,11 @@ export class HeapScrub {
   requestStarts(): void {
     this.inFlight++;
     this.lastRequestAt = performance.now();
+  }
+
+  /** A request named a header the server had not seen: its name is in the old generation (header-names.ts). */
+  headerNameSeen(): void {
+    this.newHeaderName = true;
   }
 
   /** After an answer (or an abandoned request). */
@@ -115,7 +124,8 @@ export class HeapScrub {
   }
 
   private collectNow(): void {
-    const full = this.lastCollectionAt > this.lastScrubEndedAt;
+    const full = this.lastCollectionAt > this.lastScrubEndedAt || this.newHeaderName;
+    this.newHeaderName = false;
     try {
       this.gc({ type: 'minor' });
       if (full) this.collectWholeHeap();

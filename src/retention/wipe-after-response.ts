@@ -15,6 +15,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { onAnswerEnd } from './answer-end.js';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
+import { HeaderNames } from './header-names.js';
 import { Holdings } from './holdings.js';
 import { wipeReadChunk } from './wipe.js';
 import { isParserScrub, scrubParserBufferOf, scrubReadBuffers } from './read-buffer-scrub.js';
@@ -81,6 +82,7 @@ export function registerWipe(app: FastifyInstance): void {
  */
 export function wipeSocketReads(server: Server): void {
   const heap = new HeapScrub();
+  const headerNames = new HeaderNames();
   scrubParserBufferOf(server);
   setScrubs({
     inFlight: () => heap.requestsInFlight,
@@ -96,6 +98,7 @@ export function wipeSocketReads(server: Server): void {
   });
   server.on('request', (request: IncomingMessage, response) => {
     heap.requestStarts();
+    if (headerNames.anyNew(request.rawHeaders)) heap.headerNameSeen();
     onAnswerEnd(response, () => {
       // After the onResponse hooks, which read the head (the log line, the metrics) a few turns later.
       setImmediate(forgetHead, request);
