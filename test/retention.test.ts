@@ -1041,6 +1041,39 @@ describe('request content in memory, on a connection kept alive', () => {
     }
     assert.deepEqual(server, { 'query (UTF-8, native memory)': 1 }, 'the URL once, in native memory, no string of it');
   });
+
+  it(`keeps, ${AFTER_ANSWER_MS} ms after a 200 whose head came in pieces, those pieces only in the HTTP parser's native memory`, async (t) => {
+    const markers = { value: marker('PIECE') };
+    const body = JSON.stringify({ data: {}, template: 'a head in pieces' });
+    const text = `${head({ 'content-length': body.length, connection: 'keep-alive', 'x-note': markers.value })}${body}`;
+    const socket = await open(service);
+    socket.setNoDelay(true);
+    let received = '';
+    const answered = new Promise<void>((resolve) =>
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.toString('latin1');
+        if (received.endsWith('%%EOF\n') || received.endsWith('%%EOF')) resolve();
+      }),
+    );
+    // Pieces as a network cuts them, each read by the server on its own.
+    for (let i = 0; i < text.length; i += 40) {
+      socket.write(text.slice(i, i + 40));
+      await sleep(10);
+    }
+    await answered;
+    assert.match(received, /^HTTP\/1\.1 200 /);
+    await sleep(AFTER_ANSWER_MS);
+    const found = scanService(service, markers);
+    t.diagnostic(countsOf(found));
+    socket.destroy();
+    for (const [i, worker] of found.workers.entries()) assert.deepEqual(worker.counts, {}, `worker ${i} holds the head`);
+    const server: Record<string, number> = {};
+    for (const [key, count] of Object.entries(found.server.counts)) {
+      const native = key.replace(/, \[(heap|anon)\]\)$/, ', native memory)');
+      server[native] = (server[native] ?? 0) + count;
+    }
+    assert.deepEqual(server, { 'value (UTF-8, native memory)': 1 }, 'the header value once, in native memory, no string of it');
+  });
 });
 
 // What closes that gap: a worker replaced after every job (WORKER_MAX_JOBS=1) is ended as its result comes in, and its
