@@ -46,15 +46,13 @@ export function onAnswerEnd(response: ServerResponse, run: () => void): void {
  * request and URL, for as long as the connection stayed open.)
  */
 function answersOf(socket: Socket): Set<ServerResponse> {
-  let answers = openOf.get(socket);
-  if (!answers) {
-    const open = new Set<ServerResponse>();
-    socket.once('close', () => {
-      for (const answer of open) end(answer);
-    });
-    openOf.set(socket, open);
-    answers = open;
-  }
+  const known = openOf.get(socket);
+  if (known) return known;
+  const answers = new Set<ServerResponse>();
+  socket.once('close', () => {
+    for (const answer of answers) end(answer);
+  });
+  openOf.set(socket, answers);
   return answers;
 }
 

@@ -17,7 +17,7 @@ const MAX_NAMES = 1024;
 export class HeaderNames {
   private readonly seen = new Set<number>();
 
-  /** Whether `raw` (Node's rawHeaders or rawTrailers: name, value, name, ...) names a header not seen before. */
+  /** Whether `raw` (Node's rawHeaders: name, value, name, ...) names a header not seen before. */
   anyNew(raw: string[]): boolean {
     let found = false;
     for (let i = 0; i < raw.length; i += 2) {
