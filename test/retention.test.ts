@@ -84,6 +84,21 @@ const countsOf = ({ server, workers }: ReturnType<typeof scanService>) =>
   `server: ${JSON.stringify(server.counts)}; workers: ${JSON.stringify(workers.map((found) => found.counts))}`;
 
 /** Nothing of the markers anywhere; when something is found, the failure says where, and whether it is still there a second later. */
+/**
+ * The hits of some processes by marker and encoding, the brk heap and anonymous mappings counted together as native
+ * memory (where malloc puts a block is glibc's choice). V8's heap is anonymous mappings too: a string of the marker
+ * counts there as one copy more, or as UTF-16.
+ */
+function nativeCounts(scanned: Found[]): Record<string, number> {
+  const held: Record<string, number> = {};
+  for (const { counts } of scanned)
+    for (const [key, count] of Object.entries(counts)) {
+      const native = key.replace(/, \[(heap|anon)\]\)$/, ', native memory)');
+      held[native] = (held[native] ?? 0) + count;
+    }
+  return held;
+}
+
 async function assertNothingHeld(t: TestContext, service: Service, markers: Markers): Promise<void> {
   const found = scanService(service, markers);
   const { server, workers } = found;
@@ -964,12 +979,7 @@ describe('request content in memory, at the answer', () => {
       // anonymous mapping when the heap could not grow in place. Both are
       // the engine's native memory; no file mapping, no UTF-16 copy (a
       // JavaScript string of the name, see above).
-      const held: Record<string, number> = {};
-      for (const worker of workers)
-        for (const [key, count] of Object.entries(worker.counts)) {
-          const native = key.replace(/, \[(heap|anon)\]\)$/, ', native memory)');
-          held[native] = (held[native] ?? 0) + count;
-        }
+      const held = nativeCounts(workers);
       // Typst's path of the file; on 0.11 the binding's host path too.
       const copies = typst === '0.11' ? 2 : 1;
       assert.deepEqual(
@@ -994,14 +1004,8 @@ describe('request content in memory, at the answer', () => {
       const found = scanService(service, labels);
       t.diagnostic(countsOf(found));
       assert.deepEqual(found.server.counts, {}, 'the server holds a label');
-      const held: Record<string, number> = {};
-      for (const worker of found.workers)
-        for (const [key, count] of Object.entries(worker.counts)) {
-          const native = key.replace(/, \[(heap|anon)\]\)$/, ', native memory)');
-          held[native] = (held[native] ?? 0) + count;
-        }
       assert.deepEqual(
-        held,
+        nativeCounts(found.workers),
         { 'template (UTF-8, native memory)': 1, 'data (UTF-8, native memory)': 1 },
         'each label once, only in native memory',
       );
@@ -1034,12 +1038,11 @@ describe('request content in memory, on a connection kept alive', () => {
     const found = scanService(service, markers);
     t.diagnostic(countsOf(found));
     for (const [i, worker] of found.workers.entries()) assert.deepEqual(worker.counts, {}, `worker ${i} holds the URL`);
-    const server: Record<string, number> = {};
-    for (const [key, count] of Object.entries(found.server.counts)) {
-      const native = key.replace(/, \[(heap|anon)\]\)$/, ', native memory)');
-      server[native] = (server[native] ?? 0) + count;
-    }
-    assert.deepEqual(server, { 'query (UTF-8, native memory)': 1 }, 'the URL once, in native memory, no string of it');
+    assert.deepEqual(
+      nativeCounts([found.server]),
+      { 'query (UTF-8, native memory)': 1 },
+      'the URL once, in native memory, no string of it',
+    );
   });
 
   it(`keeps, ${AFTER_ANSWER_MS} ms after a 200 whose head came in pieces, those pieces only in the HTTP parser's native memory`, async (t) => {
@@ -1067,12 +1070,11 @@ describe('request content in memory, on a connection kept alive', () => {
     t.diagnostic(countsOf(found));
     socket.destroy();
     for (const [i, worker] of found.workers.entries()) assert.deepEqual(worker.counts, {}, `worker ${i} holds the head`);
-    const server: Record<string, number> = {};
-    for (const [key, count] of Object.entries(found.server.counts)) {
-      const native = key.replace(/, \[(heap|anon)\]\)$/, ', native memory)');
-      server[native] = (server[native] ?? 0) + count;
-    }
-    assert.deepEqual(server, { 'value (UTF-8, native memory)': 1 }, 'the header value once, in native memory, no string of it');
+    assert.deepEqual(
+      nativeCounts([found.server]),
+      { 'value (UTF-8, native memory)': 1 },
+      'the header value once, in native memory, no string of it',
+    );
   });
 });
 
