@@ -36,6 +36,7 @@
 import type { IncomingMessage } from 'node:http';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
+import { HeaderNames } from './header-names.js';
 import { type Collect, MEMORY_REDUCING_COLLECTION, OLD_GENERATION_CLEARING_FLAG, ZEROES_UNUSED_MEMORY } from './old-generation-clearing.js';
 import { collectionKind, MINOR_MARK_SWEEP, v8Collector } from './v8-collections.js';
 
@@ -62,7 +63,9 @@ export class HeapScrub {
   private inFlight = 0;
   /** The scrub asked for, while it waits for the reports (collect()). */
   private waiting: Promise<void> | undefined;
-  /** A request since the last scrub named a header the server had not seen (header-names.ts). */
+  /** The header names requests have named so far, as hashes (header-names.ts). */
+  private readonly headerNames = new HeaderNames();
+  /** A request since the last scrub named a header the server had not seen: its name is in the old generation. */
   private newHeaderName = false;
 
   get requestsInFlight(): number {
@@ -81,15 +84,11 @@ export class HeapScrub {
     }).observe({ entryTypes: ['gc'] });
   }
 
-  /** When a request arrives. */
-  requestStarts(): void {
+  /** When a request arrives, with its head as Node read it (rawHeaders: name, value, name, ...). */
+  requestStarts(rawHeaders: string[]): void {
     this.inFlight++;
     this.lastRequestAt = performance.now();
-  }
-
-  /** A request named a header the server had not seen: its name is in the old generation (header-names.ts). */
-  headerNameSeen(): void {
-    this.newHeaderName = true;
+    if (this.headerNames.anyNew(rawHeaders)) this.newHeaderName = true;
   }
 
   /** After an answer (or an abandoned request). */

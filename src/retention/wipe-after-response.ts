@@ -15,7 +15,6 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { onAnswerEnd } from './answer-end.js';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
-import { HeaderNames } from './header-names.js';
 import { Holdings } from './holdings.js';
 import { wipeReadChunk } from './wipe.js';
 import { isParserScrub, scrubParserBufferOf, scrubReadBuffers } from './read-buffer-scrub.js';
@@ -82,7 +81,6 @@ export function registerWipe(app: FastifyInstance): void {
  */
 export function wipeSocketReads(server: Server): void {
   const heap = new HeapScrub();
-  const headerNames = new HeaderNames();
   scrubParserBufferOf(server);
   setScrubs({
     inFlight: () => heap.requestsInFlight,
@@ -97,8 +95,7 @@ export function wipeSocketReads(server: Server): void {
     if (!isParserScrub(socket)) socket.on('close', scrubAfterAnswer);
   });
   server.on('request', (request: IncomingMessage, response) => {
-    heap.requestStarts();
-    if (headerNames.anyNew(request.rawHeaders)) heap.headerNameSeen();
+    heap.requestStarts(request.rawHeaders);
     onAnswerEnd(response, () => {
       // After the onResponse hooks, which read the head (the log line, the metrics) a few turns later.
       setImmediate(forgetHead, request);
