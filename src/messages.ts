@@ -87,6 +87,9 @@ export const BODY_MESSAGES = {
 
 /** A multipart form's refusals (request/multipart.ts, request/form-check.ts), all 400. */
 export const FORM_MESSAGES = {
+  missingData: 'Missing required part "data": expected a JSON object in a part named "data", a file (-F data=@data.json) or a field',
+  missingTemplate:
+    'Missing required part "template": expected the Typst text in a part named "template", a file (-F template=@letter.typ) or a field; a file part of any other name is an asset',
   noBoundary: 'Content-Type multipart/form-data must name its boundary (boundary=...)',
   badBoundary: 'The multipart boundary must be 1 to 70 printable ASCII characters',
   noOpeningBoundary: 'Malformed multipart form: the boundary named in Content-Type does not open it',
@@ -200,6 +203,10 @@ export function invalidBase64(character: number): string {
 
 /** The warning for a font family no worker has (render/fonts/warnings.ts). */
 export const UNKNOWN_FONT = 'unknown font family (not among GET /v1/fonts; Typst uses a fallback font)';
+
+/** The warning for a template that is one word ending in ".typ" (render/path-template.ts). */
+export const TEMPLATE_IS_A_PATH =
+  'the template is one word ending in ".typ" and was compiled as that text: send the file\'s contents instead (with curl, -F template=@file.typ)';
 
 export function timeoutMessage(timeoutMs: number): string {
   const seconds = Math.round((timeoutMs / 1000) * 10) / 10;

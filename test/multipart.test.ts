@@ -135,6 +135,27 @@ describe("README's curl lines", () => {
       assert.ok(pdfText(pdf).length > 100);
     }
   });
+
+  it("warn when a file's path is sent without the @, and not when the file is", async () => {
+    const root = new URL('../../', import.meta.url);
+    const warningsOf = (template: string) => {
+      const head = execFileSync(
+        'curl',
+        ['-sS', '--fail-with-body', '-o', '/dev/null', '-D', '-', '-F', template, '-F', 'data=@examples/report.json'].concat([
+          '-H',
+          `Authorization: Bearer ${TEST_KEY}`,
+          `${service.url}/v1/pdf/generate`,
+        ]),
+        { cwd: root },
+      ).toString();
+      return /^x-typst-warnings: (.*)\r$/im.exec(head)?.[1];
+    };
+    assert.equal(
+      warningsOf('template=examples/report.typ'),
+      `1; the template is one word ending in ".typ" and was compiled as that text: send the file's contents instead (with curl, -F template=@file.typ)`,
+    );
+    assert.equal(warningsOf('template=@examples/report.typ'), undefined);
+  });
 });
 
 describe('asset names', () => {
@@ -217,7 +238,18 @@ describe('refusals', () => {
       'Part "data" is not valid JSON: unexpected character at line 1, column 6',
     ],
     ['data that is an array', () => send([minimal[0]!, { name: 'data', value: '[1]' }]), 400, 'Field "data" must be a JSON object'],
-    ['no template', () => send([minimal[1]!]), 400, 'Missing required field "template": expected a string of Typst markup'],
+    [
+      'no template',
+      () => send([minimal[1]!]),
+      400,
+      'Missing required part "template": expected the Typst text in a part named "template", a file (-F template=@letter.typ) or a field; a file part of any other name is an asset',
+    ],
+    [
+      'no data',
+      () => send([minimal[0]!]),
+      400,
+      'Missing required part "data": expected a JSON object in a part named "data", a file (-F data=@data.json) or a field',
+    ],
     ['an unknown engine', () => send([...minimal, { name: 'typst', value: '0.12' }]), 400, 'Field "typst" must be one of "0.11", "0.14"'],
     [
       'a template Typst refuses, placed as sent',

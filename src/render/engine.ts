@@ -22,6 +22,7 @@ import type { BodyLayout, Job } from '../bytes/layout.js';
 import { unescapeJsonString } from '../bytes/json-string.js';
 import { type Positioning, type SentText, toFailure } from './diagnostics.js';
 import { FamilyNames, unknownFontWarnings } from './fonts/warnings.js';
+import { pathTemplateWarnings } from './path-template.js';
 import { bomLength } from '../bytes/text-position.js';
 import { AssetsByName, INLINE_BUDGET_BYTES, inlineLinkedAssets, isSvgName, type LinkableAsset } from './svg-links.js';
 import type { FontCatalog } from './fonts/types.js';
@@ -201,7 +202,7 @@ export class TypstEngine {
       this.mapAssets(body, layout);
       if (this.binding.replaceAfterJob && !mayReadSources(source, this.packagesMayHandOutEval)) {
         const pdf = this.renderAsText(source, job);
-        if (pdf) return { ok: true, pdf, warnings: unknownFontWarnings(source, this.knownFamilies) };
+        if (pdf) return { ok: true, pdf, warnings: this.warningsOf(source) };
       }
       this.holdsSource = this.binding.replaceAfterJob;
       this.mapMain(PREFIX, source);
@@ -216,11 +217,15 @@ export class TypstEngine {
         if (refusal !== undefined) return { ok: false, failure: { kind: 'evaluation', message: refusal, line: null, column: null } };
         return { ok: false, failure: this.diagnose({ source, hadBom: bom > 0, body, dataStart: layout.data.start }) };
       }
-      const warnings = unknownFontWarnings(source, this.knownFamilies);
-      return { ok: true, pdf, warnings };
+      return { ok: true, pdf, warnings: this.warningsOf(source) };
     } finally {
       wipe(template);
     }
+  }
+
+  /** The service's own warnings about a template that compiled. */
+  private warningsOf(source: Uint8Array): Warning[] {
+    return [...pathTemplateWarnings(source), ...unknownFontWarnings(source, this.knownFamilies)];
   }
 
   /**

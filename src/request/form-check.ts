@@ -89,8 +89,8 @@ export function checkForm(body: Buffer, boundary: Uint8Array, options: CheckOpti
     }
   }
   const { template, data, typst, pdf } = fields;
-  if (!data) return message(BODY_MESSAGES.missingData);
-  if (!template) return message(BODY_MESSAGES.missingTemplate);
+  if (!data) return message(FORM_MESSAGES.missingData);
+  if (!template) return message(FORM_MESSAGES.missingTemplate);
   if (!isUtf8(body.subarray(template.start, template.end))) {
     return message(FORM_MESSAGES.templateNotUtf8(firstInvalidUtf8(body.subarray(template.start, template.end), 0)));
   }
