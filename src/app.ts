@@ -57,6 +57,7 @@ import { registerMetrics, type ServiceMetrics } from './http/metrics.js';
 import { openApiRoute } from './http/openapi.js';
 import { playgroundRoutes } from './http/playground.js';
 import { registerWipe, wipeSocketReads } from './retention/wipe-after-response.js';
+import { closeConnectionsThatKeepHeads } from './retention/kept-alive-heads.js';
 import { MESSAGES } from './messages.js';
 import { DEFAULT_ENGINE, ENGINE_VERSIONS, type EngineId } from './typst-version.js';
 import type { PdfSigner } from './finish/signature-signer.js';
@@ -143,6 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   refuseConnect(app.server);
   wipeSocketReads(app.server);
   registerWipe(app);
+  closeConnectionsThatKeepHeads(app);
   registerJsonBody(app, {
     maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS,
     bodies,

@@ -1,0 +1,105 @@
+/**
+ * Which answers close their connection (src/retention/kept-alive-heads.ts),
+ * on a Fastify server of this test's own, over real sockets: an answer whose
+ * request's head came in more than one read, whose URL has a query, or whose
+ * path the server does not have says `Connection: close` and ends the
+ * connection; any other keeps it alive, request after request. The same when
+ * JavaScript, not the parser, reads the socket. What the parser would have
+ * kept is measured by retention.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { closeConnectionsThatKeepHeads } from '../src/retention/kept-alive-heads.js';
+
+/** A server of this test's, its sockets read by the parser or, once they have a 'data' listener, by JavaScript. */
+async function serve(readByJavaScript: boolean): Promise<FastifyInstance> {
+  const app = Fastify();
+  closeConnectionsThatKeepHeads(app);
+  app.post('/echo', async (request) => ({ length: JSON.stringify(request.body).length }));
+  // Node then hands each read to parser.execute.
+  if (readByJavaScript) app.server.on('connection', (socket: Socket) => socket.on('data', () => undefined));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return app;
+}
+
+const apps: FastifyInstance[] = [];
+before(async () => {
+  apps.push(await serve(false), await serve(true));
+});
+after(async () => {
+  await Promise.all(apps.map((app) => app.close()));
+});
+
+const body = JSON.stringify({ note: 'x'.repeat(100) });
+const requestOf = (line: string) =>
+  `${line}\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+
+/** A connection, and its answers' `Connection` headers and whether it closed, request by request. */
+async function connection(readByJavaScript = false) {
+  const { port } = apps[readByJavaScript ? 1 : 0]!.server.address() as { port: number };
+  const socket = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve) => socket.once('connect', resolve));
+  socket.setNoDelay(true);
+  let received = '';
+  socket.on('data', (chunk: Buffer) => {
+    received += chunk.toString('latin1');
+  });
+  const closed = new Promise<void>((resolve) => socket.once('close', resolve));
+  let answers = 0;
+  return {
+    /** Sends one request in the pieces given (each read on its own), and the `Connection` header of its answer. */
+    async send(pieces: string[]): Promise<string> {
+      for (const piece of pieces) {
+        socket.write(piece);
+        await sleep(15);
+      }
+      answers++;
+      while ((received.match(/\r\n\r\n\{[^}]*\}/g) ?? []).length < answers) await sleep(5);
+      const heads = [...received.matchAll(/^connection: (.*)\r$/gim)];
+      return heads[answers - 1]?.[1] ?? '';
+    },
+    async closedWithin(ms: number): Promise<boolean> {
+      return Promise.race([closed.then(() => true), sleep(ms).then(() => false)]);
+    },
+    end: () => socket.destroy(),
+  };
+}
+
+describe('answers that close their connection', () => {
+  for (const readByJavaScript of [false, true]) {
+    const by = readByJavaScript ? 'read by JavaScript' : 'read by the parser';
+    it(`keep a connection alive for whole heads, request after request (${by})`, async () => {
+      const c = await connection(readByJavaScript);
+      const whole = requestOf('POST /echo HTTP/1.1');
+      assert.equal(await c.send([whole]), 'keep-alive');
+      assert.equal(await c.send([whole]), 'keep-alive');
+      // The head in one read, the body in the next.
+      assert.equal(await c.send([whole.slice(0, whole.indexOf('{')), body]), 'keep-alive');
+      assert.equal(await c.closedWithin(100), false);
+      c.end();
+    });
+
+    it(`close it after a head that came in pieces (${by})`, async () => {
+      const c = await connection(readByJavaScript);
+      const whole = requestOf('POST /echo HTTP/1.1');
+      assert.equal(await c.send([whole]), 'keep-alive');
+      assert.equal(await c.send([whole.slice(0, 30), whole.slice(30)]), 'close');
+      assert.equal(await c.closedWithin(1000), true);
+    });
+  }
+
+  it('close it after a URL with a query', async () => {
+    const c = await connection();
+    assert.equal(await c.send([requestOf('POST /echo?note=1 HTTP/1.1')]), 'close');
+    assert.equal(await c.closedWithin(1000), true);
+  });
+
+  it('close it after a path the server does not have', async () => {
+    const c = await connection();
+    assert.equal(await c.send([requestOf('POST /nowhere HTTP/1.1')]), 'close');
+    assert.equal(await c.closedWithin(1000), true);
+  });
+});
