@@ -57,7 +57,7 @@ import { registerMetrics, type ServiceMetrics } from './http/metrics.js';
 import { openApiRoute } from './http/openapi.js';
 import { playgroundRoutes } from './http/playground.js';
 import { registerWipe, wipeSocketReads } from './retention/wipe-after-response.js';
-import { closeConnectionsThatKeepHeads } from './retention/kept-alive-heads.js';
+import { closeConnectionsThatKeepHeads, routePaths } from './retention/kept-alive-heads.js';
 import { MESSAGES } from './messages.js';
 import { DEFAULT_ENGINE, ENGINE_VERSIONS, type EngineId } from './typst-version.js';
 import type { PdfSigner } from './finish/signature-signer.js';
@@ -142,9 +142,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('crashLimited', undefined);
   registerExpectations(app);
   refuseConnect(app.server);
-  wipeSocketReads(app.server);
+  const ownPath = routePaths(app);
+  wipeSocketReads(app.server, ownPath);
   registerWipe(app);
-  closeConnectionsThatKeepHeads(app);
+  closeConnectionsThatKeepHeads(app.server, ownPath);
   registerJsonBody(app, {
     maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS,
     bodies,

@@ -24,6 +24,7 @@ import { MAX_COPIED_MIB } from './render/package-scan.js';
 import { createSandbox } from './render/sandbox.js';
 import { startReadBufferScrub } from './retention/read-buffer-scrub.js';
 import { stopParserReuse } from './retention/http-parsers.js';
+import { READS_FOLLOWED } from './retention/kept-alive-heads.js';
 import { loadSigningIdentity, SigningIdentityError } from './finish/signature-identity.js';
 import { PdfSigner } from './finish/signature-signer.js';
 
@@ -138,6 +139,7 @@ async function main(): Promise<void> {
   let closing = false;
   if (!stopParserReuse())
     logger.warn("this Node.js's HTTP parsers could not be kept from reuse: a head cut across reads may stay in the server");
+  if (!READS_FOLLOWED) logger.warn("this Node.js's HTTP parsers' reads cannot be followed: every answer closes its connection");
   try {
     await startReadBufferScrub();
     await pool.start();

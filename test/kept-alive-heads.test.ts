@@ -12,12 +12,13 @@ import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { closeConnectionsThatKeepHeads } from '../src/retention/kept-alive-heads.js';
+import { createServer, type Server } from 'node:http';
+import { closeConnectionsThatKeepHeads, routePaths } from '../src/retention/kept-alive-heads.js';
 
 /** A server of this test's, its sockets read by the parser or, once they have a 'data' listener, by JavaScript. */
 async function serve(readByJavaScript: boolean): Promise<FastifyInstance> {
   const app = Fastify();
-  closeConnectionsThatKeepHeads(app);
+  closeConnectionsThatKeepHeads(app.server, routePaths(app));
   app.post('/echo', async (request) => ({ length: JSON.stringify(request.body).length }));
   // Node then hands each read to parser.execute.
   if (readByJavaScript) app.server.on('connection', (socket: Socket) => socket.on('data', () => undefined));
@@ -25,12 +26,24 @@ async function serve(readByJavaScript: boolean): Promise<FastifyInstance> {
   return app;
 }
 
+/** A plain Node.js server whose one path is /own. */
+async function servePlain(): Promise<Server> {
+  const server = createServer((_request, response) => response.end('{}'));
+  closeConnectionsThatKeepHeads(server, (url) => url === '/own');
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
 const apps: FastifyInstance[] = [];
+let plain: Server;
 before(async () => {
   apps.push(await serve(false), await serve(true));
+  plain = await servePlain();
 });
 after(async () => {
   await Promise.all(apps.map((app) => app.close()));
+  plain.closeAllConnections();
+  await new Promise((resolve) => plain.close(resolve));
 });
 
 const body = JSON.stringify({ note: 'x'.repeat(100) });
@@ -38,8 +51,8 @@ const requestOf = (line: string) =>
   `${line}\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
 
 /** A connection, and its answers' `Connection` headers and whether it closed, request by request. */
-async function connection(readByJavaScript = false) {
-  const { port } = apps[readByJavaScript ? 1 : 0]!.server.address() as { port: number };
+async function connection(readByJavaScript = false, server?: Server) {
+  const { port } = (server ?? apps[readByJavaScript ? 1 : 0]!.server).address() as { port: number };
   const socket = connect(port, '127.0.0.1');
   await new Promise<void>((resolve) => socket.once('connect', resolve));
   socket.setNoDelay(true);
@@ -100,6 +113,13 @@ describe('answers that close their connection', () => {
   it('close it after a path the server does not have', async () => {
     const c = await connection();
     assert.equal(await c.send([requestOf('POST /nowhere HTTP/1.1')]), 'close');
+    assert.equal(await c.closedWithin(1000), true);
+  });
+
+  it("on a plain Node.js server, keep it alive for the server's own path and close it after another", async () => {
+    const c = await connection(false, plain);
+    assert.equal(await c.send([requestOf('POST /own HTTP/1.1')]), 'keep-alive');
+    assert.equal(await c.send([requestOf('POST /own?x=1 HTTP/1.1')]), 'close');
     assert.equal(await c.closedWithin(1000), true);
   });
 });

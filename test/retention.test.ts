@@ -870,6 +870,22 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      // Each of the page's files is a route of its own: no other path under its prefix keeps a connection alive.
+      name: "GETs of paths under the page's prefix that carry markers, on connections the client keeps alive",
+      async run() {
+        const markers = { dotted: marker('DOTTED'), undecodable: marker('PAGEURL') };
+        for (const path of [`/playground/${markers.dotted}/../index.html`, `/playground/%ZZ${markers.undecodable}`]) {
+          const socket = await open(service);
+          const answer = readAll(socket);
+          socket.write(`GET ${path} HTTP/1.1\r\nhost: localhost\r\nconnection: keep-alive\r\n\r\n`);
+          const { status, headers } = await answer;
+          assert.ok(status >= 400, `${status}`);
+          assert.match(headers, /^connection: close$/im);
+        }
+        return markers;
+      },
+    },
+    {
       // Node's parser keeps its copies of a head's pieces until the connection's next request: the server closes it.
       name: 'a 200 whose head came in pieces (a marker in a header), on a connection the client keeps alive',
       async run() {

@@ -14,6 +14,7 @@ import { MESSAGES } from '../messages.js';
 import type { AnswerLimits } from './answer-limits.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { collectProcessMetrics } from './process-metrics.js';
+import { closeConnectionsThatKeepHeads } from '../retention/kept-alive-heads.js';
 import type { PoolStats, RestartReason } from '../render/pool.js';
 
 export interface MetricsSource {
@@ -216,6 +217,7 @@ export async function listenMetrics(metrics: ServiceMetrics, port: number, host:
       () => response.writeHead(500).end(),
     );
   });
+  closeConnectionsThatKeepHeads(server, (url) => url === '/metrics');
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -82,6 +82,9 @@ export async function playgroundRoutes(app: FastifyInstance, options: Playground
     await scope.register(fastifyStatic, {
       root,
       prefix: '/playground/',
+      // A route for each file, not one for every path under the prefix: an answer to a path of the client's own
+      // closes its connection (retention/kept-alive-heads.ts), and the page's files are known at start.
+      wildcard: false,
       index: ['index.html'],
       preCompressed: true,
       cacheControl: false,

@@ -19,8 +19,9 @@
  * generation unless a collection of V8's moved them while they were live.
  * So when V8 made a collection of its own since the last scrub, or a
  * request named a header the server had not seen (its name is in the old
- * generation from the start: header-names.ts), the young
- * generation is collected (a collection of the whole heap frees its dead
+ * generation from the start: header-names.ts), or its URL was none of the
+ * server's paths (such a URL was found there too: a GET of a path under
+ * the page's prefix, after a few of them), the young generation is collected (a collection of the whole heap frees its dead
  * strings but leaves them where they were), and the whole heap in a
  * memory-reducing collection that clears the old generation; else the
  * young generation alone. On V8 older than 13 compaction is switched on for
@@ -65,8 +66,11 @@ export class HeapScrub {
   private waiting: Promise<void> | undefined;
   /** The header names requests have named so far, as hashes (header-names.ts). */
   private readonly headerNames = new HeaderNames();
-  /** A request since the last scrub named a header the server had not seen: its name is in the old generation. */
-  private newHeaderName = false;
+  /**
+   * A request since the last scrub may have left strings in the old generation: it named a header the server had
+   * not seen (its name is there from the start), or its URL was none of the server's paths (found there too).
+   */
+  private oldGenerationStrings = false;
 
   get requestsInFlight(): number {
     return this.inFlight;
@@ -84,11 +88,11 @@ export class HeapScrub {
     }).observe({ entryTypes: ['gc'] });
   }
 
-  /** When a request arrives, with its head as Node read it (rawHeaders: name, value, name, ...). */
-  requestStarts(rawHeaders: string[]): void {
+  /** When a request arrives, with its head as Node read it (rawHeaders: name, value, name, ...) and whether its URL is one of the server's paths. */
+  requestStarts(rawHeaders: string[], ownUrl: boolean): void {
     this.inFlight++;
     this.lastRequestAt = performance.now();
-    if (this.headerNames.anyNew(rawHeaders)) this.newHeaderName = true;
+    if (!ownUrl || this.headerNames.anyNew(rawHeaders)) this.oldGenerationStrings = true;
   }
 
   /** After an answer (or an abandoned request). */
@@ -123,8 +127,8 @@ export class HeapScrub {
   }
 
   private collectNow(): void {
-    const full = this.lastCollectionAt > this.lastScrubEndedAt || this.newHeaderName;
-    this.newHeaderName = false;
+    const full = this.lastCollectionAt > this.lastScrubEndedAt || this.oldGenerationStrings;
+    this.oldGenerationStrings = false;
     try {
       this.gc({ type: 'minor' });
       if (full) this.collectWholeHeap();

@@ -15,6 +15,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { onAnswerEnd } from './answer-end.js';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
+import type { OwnPath } from './kept-alive-heads.js';
 import { Holdings } from './holdings.js';
 import { wipeReadChunk } from './wipe.js';
 import { isParserScrub, scrubParserBufferOf, scrubReadBuffers } from './read-buffer-scrub.js';
@@ -79,7 +80,7 @@ export function registerWipe(app: FastifyInstance): void {
  * are collected once the server is idle, in memory V8 then clears
  * (heap-scrub.ts).
  */
-export function wipeSocketReads(server: Server): void {
+export function wipeSocketReads(server: Server, ownPath: OwnPath): void {
   const heap = new HeapScrub();
   scrubParserBufferOf(server);
   setScrubs({
@@ -95,7 +96,7 @@ export function wipeSocketReads(server: Server): void {
     if (!isParserScrub(socket)) socket.on('close', scrubAfterAnswer);
   });
   server.on('request', (request: IncomingMessage, response) => {
-    heap.requestStarts(request.rawHeaders);
+    heap.requestStarts(request.rawHeaders, ownPath(request.url ?? ''));
     onAnswerEnd(response, () => {
       // After the onResponse hooks, which read the head (the log line, the metrics) a few turns later.
       setImmediate(forgetHead, request);
