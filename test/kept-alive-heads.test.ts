@@ -8,6 +8,7 @@
  * kept is measured by retention.test.ts.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
@@ -114,6 +115,35 @@ describe('answers that close their connection', () => {
     const c = await connection();
     assert.equal(await c.send([requestOf('POST /nowhere HTTP/1.1')]), 'close');
     assert.equal(await c.closedWithin(1000), true);
+  });
+
+  it('let a client still sending its body read the answer, read the rest, then close', async () => {
+    const { port } = apps[0]!.server.address() as { port: number };
+    const socket = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    let received = '';
+    let reset = false;
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+    });
+    socket.on('error', () => {
+      reset = true;
+    });
+    const closed = new Promise<void>((resolve) => socket.once('close', resolve));
+    // A path the server does not have, answered before the body: 8 MiB still to come as the answer goes out.
+    const length = 8 * 1024 * 1024;
+    socket.write(
+      `POST /nowhere HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/octet-stream\r\ncontent-length: ${length}\r\n\r\n`,
+    );
+    const piece = Buffer.alloc(64 * 1024, 0x61);
+    // Until the server's end of the connection ends this one's too.
+    for (let sent = 0; sent < length && socket.writable; sent += piece.length) {
+      if (!socket.write(piece)) await Promise.race([once(socket, 'drain'), closed]);
+    }
+    await closed;
+    assert.equal(reset, false, 'the server reset the connection');
+    assert.match(received, /^HTTP\/1\.1 404 /);
+    assert.match(received, /^connection: close\r$/im);
   });
 
   it("on a plain Node.js server, keep it alive for the server's own path and close it after another", async () => {

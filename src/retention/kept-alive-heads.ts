@@ -117,6 +117,34 @@ export function closeConnectionsThatKeepHeads(server: Server, ownPath: OwnPath):
   server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
     if (headInPieces(request) || !ownPath(request.url ?? '') || request.headers['transfer-encoding'] !== undefined) {
       response.shouldKeepAlive = false;
+      lingerUntilRead(request);
     }
   });
+}
+
+/** The longest a connection closed after its answer stays open for the rest of its request. */
+const LINGER_MS = 30_000;
+
+/**
+ * Node ends a connection whose answer said `Connection: close` as soon as
+ * the answer is written (`destroySoon`). A client still sending its body
+ * then gets a reset, which can cost it the answer it has not read yet (a
+ * 413 in the middle of an upload, a 404 before a large body). So such a
+ * connection ends its side once the answer is out and goes on reading until
+ * the request has been read to its end (its body drained and wiped, as any
+ * body answered unread: wipe-after-response.ts), for at most LINGER_MS.
+ */
+function lingerUntilRead(request: IncomingMessage): void {
+  const socket = request.socket;
+  const destroySoon = socket.destroySoon;
+  socket.destroySoon = function (this: Socket) {
+    if (request.complete) return destroySoon.call(this);
+    if (this.writable) this.end();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS).unref();
+    request.once('end', () => {
+      clearTimeout(timer);
+      destroySoon.call(this);
+    });
+    this.once('close', () => clearTimeout(timer));
+  };
 }
