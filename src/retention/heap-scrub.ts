@@ -21,7 +21,8 @@
  * request named a header the server had not seen (its name is in the old
  * generation from the start: header-names.ts), or its URL was none of the
  * server's paths (such a URL was found there too: a GET of a path under
- * the page's prefix, after a few of them), the young generation is collected (a collection of the whole heap frees its dead
+ * the page's prefix, after a few of them), the young generation is
+ * collected (a collection of the whole heap frees its dead
  * strings but leaves them where they were), and the whole heap in a
  * memory-reducing collection that clears the old generation; else the
  * young generation alone. On V8 older than 13 compaction is switched on for
