@@ -142,10 +142,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('crashLimited', undefined);
   registerExpectations(app);
   refuseConnect(app.server);
-  const ownPath = routePaths(app);
-  wipeSocketReads(app.server, ownPath);
+  const heap = wipeSocketReads(app.server);
   registerWipe(app);
-  closeConnectionsThatKeepHeads(app.server, ownPath);
+  // routePaths before the routes: it learns each as it is added.
+  closeConnectionsThatKeepHeads(app.server, routePaths(app), () => heap.foreignUrl());
   registerJsonBody(app, {
     maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS,
     bodies,

@@ -48,7 +48,7 @@ async function youngCollectionOfV8(): Promise<void> {
 /** A request that comes and is answered in one turn, allocating enough for V8 to collect its young generation meanwhile. */
 function requestInOneTurn(scrub: HeapScrub): { from: number; to: number } {
   const from = performance.now();
-  scrub.requestStarts(HEAD_SEEN, true);
+  scrub.requestStarts(HEAD_SEEN);
   let kept: string[] = [];
   for (let i = 0; i < 1_000_000; i++) kept.push(`request content ${i}`);
   kept = [];
@@ -70,7 +70,7 @@ describe("the heap scrub's collection once quiet", () => {
 
   it('is of the whole heap after a request that lived through a young collection of V8', async () => {
     await scrubOnce(scrub);
-    scrub.requestStarts(HEAD_SEEN, true);
+    scrub.requestStarts(HEAD_SEEN);
     await youngCollectionOfV8();
     scrub.answered();
     const made = await scrubOnce(scrub);
@@ -87,14 +87,14 @@ describe("the heap scrub's collection once quiet", () => {
   });
 
   it("is of the young generation alone after a request that started before Node reported the last scrub's", async () => {
-    scrub.requestStarts(HEAD_SEEN, true);
+    scrub.requestStarts(HEAD_SEEN);
     await youngCollectionOfV8();
     scrub.answered();
     const from = performance.now();
     await scrub.collect();
     // A request that arrives right after a scrub of the whole heap, before Node reports the scrub's collections.
     const arrived = performance.now();
-    scrub.requestStarts(HEAD_SEEN, true);
+    scrub.requestStarts(HEAD_SEEN);
     assert.equal(countBetween(from, arrived, YOUNG), 0, 'the scrub was not reported before the request arrived');
     await reportsDelivered();
     assert.equal(countBetween(from, arrived, YOUNG), 1, 'the scrub was reported while the request was in flight');
@@ -125,7 +125,7 @@ describe("the heap scrub's collection once quiet", () => {
   it('is of the whole heap after a request that lived through a collection of the whole heap of V8', async () => {
     await scrubOnce(scrub);
     const from = performance.now();
-    scrub.requestStarts(HEAD_SEEN, true);
+    scrub.requestStarts(HEAD_SEEN);
     v8Collects({ type: 'major' });
     await reportsDelivered();
     scrub.answered();
@@ -141,22 +141,23 @@ describe("the heap scrub's collection once quiet", () => {
 
   it('is of the whole heap after a request that named a header the server had not seen, and not after one naming it again', async () => {
     await scrubOnce(scrub);
-    scrub.requestStarts(['Host', 'localhost', 'X-Named-Here-First', 'v'], true);
+    scrub.requestStarts(['Host', 'localhost', 'X-Named-Here-First', 'v']);
     scrub.answered();
     const made = await scrubOnce(scrub);
     assert.ok(made.full >= 1, `the scrub made ${JSON.stringify(made)}`);
-    scrub.requestStarts(['host', 'localhost', 'x-named-here-first', 'w'], true);
+    scrub.requestStarts(['host', 'localhost', 'x-named-here-first', 'w']);
     scrub.answered();
     assert.deepEqual(await scrubOnce(scrub), { young: 1, full: 0 });
   });
 
   it("is of the whole heap after a request whose URL is none of the server's paths", async () => {
     await scrubOnce(scrub);
-    scrub.requestStarts(HEAD_SEEN, false);
+    scrub.foreignUrl();
+    scrub.requestStarts(HEAD_SEEN);
     scrub.answered();
     const made = await scrubOnce(scrub);
     assert.ok(made.full >= 1, `the scrub made ${JSON.stringify(made)}`);
-    scrub.requestStarts(HEAD_SEEN, true);
+    scrub.requestStarts(HEAD_SEEN);
     scrub.answered();
     assert.deepEqual(await scrubOnce(scrub), { young: 1, full: 0 });
   });

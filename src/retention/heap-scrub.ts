@@ -89,11 +89,16 @@ export class HeapScrub {
     }).observe({ entryTypes: ['gc'] });
   }
 
-  /** When a request arrives, with its head as Node read it (rawHeaders: name, value, name, ...) and whether its URL is one of the server's paths. */
-  requestStarts(rawHeaders: string[], ownUrl: boolean): void {
+  /** When a request arrives, with its head as Node read it (rawHeaders: name, value, name, ...). */
+  requestStarts(rawHeaders: string[]): void {
     this.inFlight++;
     this.lastRequestAt = performance.now();
-    if (!ownUrl || this.headerNames.anyNew(rawHeaders)) this.oldGenerationStrings = true;
+    if (this.headerNames.anyNew(rawHeaders)) this.oldGenerationStrings = true;
+  }
+
+  /** When a request's URL is none of the server's paths (kept-alive-heads.ts, which tells it before the request starts here). */
+  foreignUrl(): void {
+    this.oldGenerationStrings = true;
   }
 
   /** After an answer (or an abandoned request). */

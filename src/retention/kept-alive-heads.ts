@@ -107,15 +107,19 @@ export function routePaths(app: FastifyInstance): OwnPath {
 
 /**
  * Makes every answer of `server` whose request the parser would keep
- * something of close its connection.
+ * something of close its connection. `foreignUrl`, if given, is told of each
+ * request whose URL is none of `ownPath`'s, before the request's other
+ * listeners run (the heap scrub's: heap-scrub.ts).
  */
-export function closeConnectionsThatKeepHeads(server: Server, ownPath: OwnPath): void {
+export function closeConnectionsThatKeepHeads(server: Server, ownPath: OwnPath, foreignUrl?: () => void): void {
   server.on('connection', (socket: Socket) => {
     if (!isParserScrub(socket)) followReads(socket);
   });
   // Ahead of a listener that answers some requests at once (Fastify's, a URL it cannot decode).
   server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (headInPieces(request) || !ownPath(request.url ?? '') || request.headers['transfer-encoding'] !== undefined) {
+    const own = ownPath(request.url ?? '');
+    if (!own) foreignUrl?.();
+    if (!own || headInPieces(request) || request.headers['transfer-encoding'] !== undefined) {
       response.shouldKeepAlive = false;
       lingerUntilRead(request);
     }

@@ -15,7 +15,6 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { onAnswerEnd } from './answer-end.js';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
-import type { OwnPath } from './kept-alive-heads.js';
 import { Holdings } from './holdings.js';
 import { wipeReadChunk } from './wipe.js';
 import { isParserScrub, scrubParserBufferOf, scrubReadBuffers } from './read-buffer-scrub.js';
@@ -78,9 +77,10 @@ export function registerWipe(app: FastifyInstance): void {
  *
  * The strings the parser made of the request's head (its key among them)
  * are collected once the server is idle, in memory V8 then clears
- * (heap-scrub.ts).
+ * (heap-scrub.ts). Returns that collection's HeapScrub, for what else tells
+ * it of a request (kept-alive-heads.ts: a URL none of the server's paths).
  */
-export function wipeSocketReads(server: Server, ownPath: OwnPath): void {
+export function wipeSocketReads(server: Server): HeapScrub {
   const heap = new HeapScrub();
   scrubParserBufferOf(server);
   setScrubs({
@@ -96,7 +96,7 @@ export function wipeSocketReads(server: Server, ownPath: OwnPath): void {
     if (!isParserScrub(socket)) socket.on('close', scrubAfterAnswer);
   });
   server.on('request', (request: IncomingMessage, response) => {
-    heap.requestStarts(request.rawHeaders, ownPath(request.url ?? ''));
+    heap.requestStarts(request.rawHeaders);
     onAnswerEnd(response, () => {
       // After the onResponse hooks, which read the head (the log line, the metrics) a few turns later.
       setImmediate(forgetHead, request);
@@ -105,4 +105,5 @@ export function wipeSocketReads(server: Server, ownPath: OwnPath): void {
       scrubAfterAnswer();
     });
   });
+  return heap;
 }
