@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { MESSAGES } from '../messages.js';
+import { endOwingNothing } from '../retention/kept-alive-heads.js';
 import { HttpError, RETRY_AFTER_SECONDS } from './errors.js';
 
 const ALWAYS_ANSWERED = new Set(['/healthz', '/readyz']);
@@ -62,7 +63,7 @@ export function countOwedAnswers(app: FastifyInstance, closing: () => boolean): 
  * stop until SHUTDOWN_TIMEOUT_MS.
  */
 export function closeConnectionsOwingNothing(app: FastifyInstance): void {
-  for (const [socket, owed] of connectionsOf.get(app) ?? []) if (owed.count <= 0) socket.destroySoon();
+  for (const [socket, owed] of connectionsOf.get(app) ?? []) if (owed.count <= 0) endOwingNothing(socket);
 }
 
 /** Requests that reach this hook while the service closes get 503 (see the top of this file). */

@@ -28,7 +28,7 @@
  */
 import { createRequire } from 'node:module';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { isParserScrub } from './read-buffer-scrub.js';
 
@@ -113,16 +113,15 @@ export function routePaths(app: FastifyInstance): OwnPath {
  */
 export function closeConnectionsThatKeepHeads(server: Server, ownPath: OwnPath, foreignUrl?: () => void): void {
   server.on('connection', (socket: Socket) => {
-    if (!isParserScrub(socket)) followReads(socket);
+    if (isParserScrub(socket)) return;
+    followReads(socket);
+    lingerBeforeClosing(socket);
   });
   // Ahead of a listener that answers some requests at once (Fastify's, a URL it cannot decode).
   server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
     const own = ownPath(request.url ?? '');
     if (!own) foreignUrl?.();
-    if (!own || headInPieces(request) || request.headers['transfer-encoding'] !== undefined) {
-      response.shouldKeepAlive = false;
-      lingerUntilRead(request);
-    }
+    if (!own || headInPieces(request) || request.headers['transfer-encoding'] !== undefined) response.shouldKeepAlive = false;
   });
 }
 
@@ -130,19 +129,31 @@ export function closeConnectionsThatKeepHeads(server: Server, ownPath: OwnPath, 
 const LINGER_MS = 30_000;
 
 /**
- * Node ends a connection whose answer said `Connection: close` as soon as
- * the answer is written (`destroySoon`). A client still sending its body
- * then gets a reset, which can cost it the answer it has not read yet (a
- * 413 in the middle of an upload, a 404 before a large body). So such a
- * connection ends its side once the answer is out and goes on reading until
- * the request has been read to its end (its body drained and wiped, as any
- * body answered unread: wipe-after-response.ts), for at most LINGER_MS.
+ * Node ends a connection whose answer said `Connection: close` (this
+ * module's, or any other: a refused `Expect`, HTTP/1.0, a missing Host, a
+ * 503 while draining, a 408) as soon as the answer is written
+ * (`destroySoon`). A client still sending its body then gets a reset, which
+ * can cost it the answer it has not read yet (a 413 in the middle of an
+ * upload, a 404 before a large body). So the first such end of a
+ * connection whose request is not whole ends its side once the answer is
+ * out and goes on reading until the request has been read to its end (its
+ * body drained, and wiped where the service drains it:
+ * wipe-after-response.ts), for at most LINGER_MS; Node's request timeout,
+ * a parse error of what comes next (llhttp refuses every read after one),
+ * or the server's shutdown, which end it again, destroy it at once
+ * (see also endOwingNothing). Installed once per connection: a replacement per request, or one that
+ * lingered again at every call, added a timer and two listeners per read
+ * of a client that kept sending bytes that could not be parsed.
  */
-function lingerUntilRead(request: IncomingMessage): void {
-  const socket = request.socket;
+function lingerBeforeClosing(socket: Socket): void {
   const destroySoon = socket.destroySoon;
+  let lingering = false;
   socket.destroySoon = function (this: Socket) {
-    if (request.complete) return destroySoon.call(this);
+    if (lingering) return void this.destroy();
+    // The request the parser is still reading, if any: Node lets go of it once its body has been read.
+    const request = (this as Socket & { parser?: { incoming?: IncomingMessage | null } }).parser?.incoming;
+    if (!request || request.complete) return destroySoon.call(this);
+    lingering = true;
     if (this.writable) this.end();
     const timer = setTimeout(() => this.destroy(), LINGER_MS).unref();
     request.once('end', () => {
@@ -151,4 +162,13 @@ function lingerUntilRead(request: IncomingMessage): void {
     });
     this.once('close', () => clearTimeout(timer));
   };
+}
+
+/**
+ * Ends a connection that owes no answer (the server's shutdown) as Node
+ * would, once what it is writing is written: no request of its is waiting
+ * for an answer, so there is none to read the rest of first.
+ */
+export function endOwingNothing(socket: Socket): void {
+  Socket.prototype.destroySoon.call(socket);
 }

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -167,6 +168,73 @@ describe('what Node answers on its own', () => {
   });
 });
 
+/**
+ * Writes `text` (a request head) and then up to `length` bytes of body while the answer comes, as a client
+ * that sends its whole body before it reads does: what it received, and whether the server reset the connection.
+ */
+async function sendingWhileAnswered(text: string, length: number): Promise<{ received: string; reset: boolean }> {
+  const socket = await open(service);
+  let received = '';
+  let reset = false;
+  socket.on('data', (chunk: Buffer) => {
+    received += chunk.toString('latin1');
+  });
+  socket.on('error', () => {
+    reset = true;
+  });
+  const closed = new Promise<void>((resolve) => socket.once('close', resolve));
+  socket.write(text);
+  const piece = Buffer.alloc(64 * 1024, 0x61);
+  for (let sent = 0; sent < length && socket.writable; sent += piece.length) {
+    if (!socket.write(piece)) await Promise.race([once(socket, 'drain'), closed]);
+  }
+  await closed;
+  return { received, reset };
+}
+
+describe('an answer that closes its connection before the body is in', () => {
+  const length = 8 * 1024 * 1024;
+  for (const [name, text, status] of [
+    [
+      'a refused Expect: 100-continue',
+      head({ authorization: null, connection: null, expect: '100-continue', 'content-length': length }),
+      401,
+    ],
+    ['an HTTP/1.0 request', head({ authorization: null, connection: null, 'content-length': length }).replace('HTTP/1.1', 'HTTP/1.0'), 401],
+    ['an HTTP/1.1 request without Host', head({ host: null, connection: null, 'content-length': length }), 400],
+  ] as const) {
+    it(`lets a client still sending its body read it, on the API's own path: ${name}`, async () => {
+      const { received, reset } = await sendingWhileAnswered(text, length);
+      assert.equal(reset, false, 'the server reset the connection');
+      assert.match(received, new RegExp(`^HTTP/1\\.[01] ${status} `));
+      assert.match(received, /^connection: close\r$/im);
+    });
+  }
+
+  it('is ended at once when its client goes on sending bytes that cannot be parsed', async () => {
+    const { hostname, port } = new URL(service.url);
+    // Half-open allowed: the client goes on writing after the server's FIN, so only the server's end of it closes it.
+    const socket = connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+    await once(socket, 'connect');
+    const answer = readAll(socket);
+    socket.write('POST /nowhere HTTP/1.1\r\nhost: localhost\r\ntransfer-encoding: chunked\r\n\r\n');
+    await once(socket, 'data');
+    // Not chunk framing: each read of it is a parse error, and each error ended the connection again.
+    const junk = Buffer.alloc(1024, 0x7a);
+    const started = Date.now();
+    while (!socket.destroyed && Date.now() - started < 3000) {
+      socket.write(junk);
+      await sleep(2);
+    }
+    const res = await Promise.race([answer, sleep(1000).then(() => undefined)]);
+    socket.destroy();
+    assert.ok(res, `the server still held the connection ${Date.now() - started} ms after the first bytes it could not parse`);
+    assert.equal(res.status, 404);
+    assert.doesNotMatch(service.output(), /MaxListenersExceeded/);
+    await assertServed();
+  });
+});
+
 describe('bodies being received, in total', () => {
   it('past MAX_PENDING_BODIES_MB, a new body gets 503 with Retry-After before it is read, and others are served', async () => {
     const declared = 9_990_000;
@@ -232,6 +300,38 @@ describe('shutdown', () => {
     assert.equal(await own.stop('SIGTERM'), 0);
     assert.ok(Date.now() - started < 5000, `stopped in ${Date.now() - started} ms`);
     for (const res of await Promise.all(answers)) assert.ok(res.status === 503 || res.status === 0, `answered ${res.status}`);
+  });
+
+  it('does not wait for a connection reading the rest of an answered request, nor a kept-alive one whose body never came', async () => {
+    const own = await startService({ BODY_TIMEOUT_MS: '30000', SHUTDOWN_TIMEOUT_MS: '25000' });
+    const { hostname, port } = new URL(own.url);
+    const requests = [
+      // A path the service does not have: answered 404 with Connection: close, the connection then reads the body to come.
+      'POST /nowhere HTTP/1.1\r\nhost: localhost\r\ncontent-length: 1000000\r\n\r\n',
+      // No key: answered 401, kept alive, the body to come.
+      head({ authorization: null, connection: null, 'content-length': 1_000_000 }),
+    ];
+    const answered = await Promise.all(
+      requests.map(async (text) => {
+        // Half-open allowed: a client that has not sent its body yet does not end its side at the server's FIN.
+        const socket = connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+        await once(socket, 'connect');
+        const first = once(socket, 'data');
+        const answer = readAll(socket);
+        socket.write(text);
+        await first;
+        // Wrapped: an async function's promise would take on this one's, which settles only once the connection closes.
+        return { socket, answer };
+      }),
+    );
+    const started = Date.now();
+    assert.equal(await own.stop('SIGTERM'), 0);
+    assert.ok(Date.now() - started < 5000, `stopped in ${Date.now() - started} ms`);
+    for (const { socket } of answered) socket.end();
+    assert.deepEqual(
+      (await Promise.all(answered.map(({ answer }) => answer))).map((res) => res.status),
+      [404, 401],
+    );
   });
 });
 
