@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createServer, type Server } from 'node:http';
 import { closeConnectionsThatKeepHeads, routePaths } from '../src/retention/kept-alive-heads.js';
+import { sendWhileAnswered } from './support/raw-http.js';
 
 /** A server of this test's, its sockets read by the parser or, once they have a 'data' listener, by JavaScript. */
 async function serve(readByJavaScript: boolean): Promise<FastifyInstance> {
@@ -120,27 +121,11 @@ describe('answers that close their connection', () => {
   it('let a client still sending its body read the answer, read the rest, then close', async () => {
     const { port } = apps[0]!.server.address() as { port: number };
     const socket = connect(port, '127.0.0.1');
-    await new Promise<void>((resolve) => socket.once('connect', resolve));
-    let received = '';
-    let reset = false;
-    socket.on('data', (chunk: Buffer) => {
-      received += chunk.toString('latin1');
-    });
-    socket.on('error', () => {
-      reset = true;
-    });
-    const closed = new Promise<void>((resolve) => socket.once('close', resolve));
+    await once(socket, 'connect');
     // A path the server does not have, answered before the body: 8 MiB still to come as the answer goes out.
     const length = 8 * 1024 * 1024;
-    socket.write(
-      `POST /nowhere HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/octet-stream\r\ncontent-length: ${length}\r\n\r\n`,
-    );
-    const piece = Buffer.alloc(64 * 1024, 0x61);
-    // Until the server's end of the connection ends this one's too.
-    for (let sent = 0; sent < length && socket.writable; sent += piece.length) {
-      if (!socket.write(piece)) await Promise.race([once(socket, 'drain'), closed]);
-    }
-    await closed;
+    const head = `POST /nowhere HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/octet-stream\r\ncontent-length: ${length}\r\n\r\n`;
+    const { received, reset } = await sendWhileAnswered(socket, head, length);
     assert.equal(reset, false, 'the server reset the connection');
     assert.match(received, /^HTTP\/1\.1 404 /);
     assert.match(received, /^connection: close\r$/im);

@@ -138,12 +138,13 @@ const LINGER_MS = 30_000;
  * connection whose request is not whole ends its side once the answer is
  * out and goes on reading until the request has been read to its end (its
  * body drained, and wiped where the service drains it:
- * wipe-after-response.ts), for at most LINGER_MS; Node's request timeout,
- * a parse error of what comes next (llhttp refuses every read after one),
- * or the server's shutdown, which end it again, destroy it at once
- * (see also endOwingNothing). Installed once per connection: a replacement per request, or one that
- * lingered again at every call, added a timer and two listeners per read
- * of a client that kept sending bytes that could not be parsed.
+ * wipe-after-response.ts), for at most LINGER_MS. An end after that one
+ * (a parse error of what comes next: llhttp refuses every read after one;
+ * Node's request timeout) destroys it at once, and the server's shutdown
+ * ends it as Node would (endOwingNothing). Installed once per connection: a
+ * replacement per request, which lingered again at every call, added a
+ * timer and two listeners per read of a client that kept sending bytes
+ * that could not be parsed.
  */
 function lingerBeforeClosing(socket: Socket): void {
   const destroySoon = socket.destroySoon;

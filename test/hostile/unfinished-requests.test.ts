@@ -13,7 +13,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { scrape } from '../support/metrics.js';
-import { errorOf, head, open, readAll, type RawResponse } from '../support/raw-http.js';
+import { errorOf, head, open, readAll, type RawResponse, sendWhileAnswered } from '../support/raw-http.js';
 import { generate, startService, type Service } from '../support/service.js';
 import { NO_RATE_LIMIT, rssMb } from '../support/hostile.js';
 
@@ -168,30 +168,6 @@ describe('what Node answers on its own', () => {
   });
 });
 
-/**
- * Writes `text` (a request head) and then up to `length` bytes of body while the answer comes, as a client
- * that sends its whole body before it reads does: what it received, and whether the server reset the connection.
- */
-async function sendingWhileAnswered(text: string, length: number): Promise<{ received: string; reset: boolean }> {
-  const socket = await open(service);
-  let received = '';
-  let reset = false;
-  socket.on('data', (chunk: Buffer) => {
-    received += chunk.toString('latin1');
-  });
-  socket.on('error', () => {
-    reset = true;
-  });
-  const closed = new Promise<void>((resolve) => socket.once('close', resolve));
-  socket.write(text);
-  const piece = Buffer.alloc(64 * 1024, 0x61);
-  for (let sent = 0; sent < length && socket.writable; sent += piece.length) {
-    if (!socket.write(piece)) await Promise.race([once(socket, 'drain'), closed]);
-  }
-  await closed;
-  return { received, reset };
-}
-
 describe('an answer that closes its connection before the body is in', () => {
   const length = 8 * 1024 * 1024;
   for (const [name, text, status] of [
@@ -204,7 +180,7 @@ describe('an answer that closes its connection before the body is in', () => {
     ['an HTTP/1.1 request without Host', head({ host: null, connection: null, 'content-length': length }), 400],
   ] as const) {
     it(`lets a client still sending its body read it, on the API's own path: ${name}`, async () => {
-      const { received, reset } = await sendingWhileAnswered(text, length);
+      const { received, reset } = await sendWhileAnswered(await open(service), text, length);
       assert.equal(reset, false, 'the server reset the connection');
       assert.match(received, new RegExp(`^HTTP/1\\.[01] ${status} `));
       assert.match(received, /^connection: close\r$/im);

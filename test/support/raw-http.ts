@@ -3,6 +3,7 @@
  * be: bodies that are not JSON or not UTF-8, missing headers, stalls and
  * disconnects.
  */
+import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { TEST_KEY, type Service } from './service.js';
 
@@ -87,4 +88,28 @@ export function errorOf(response: RawResponse): string {
     body = out;
   }
   return (JSON.parse(Buffer.from(body, 'latin1').toString('utf8')) as { error: string }).error;
+}
+
+/**
+ * Writes `text` (a request head) on `socket`, then up to `length` bytes of body while the answer comes, as a client
+ * that sends its whole body before it reads does, until the server's end of the connection ends it: what it
+ * received, and whether the server reset the connection.
+ */
+export async function sendWhileAnswered(socket: Socket, text: string, length: number): Promise<{ received: string; reset: boolean }> {
+  let received = '';
+  let reset = false;
+  socket.on('data', (chunk: Buffer) => {
+    received += chunk.toString('latin1');
+  });
+  socket.on('error', () => {
+    reset = true;
+  });
+  const closed = new Promise<void>((resolve) => socket.once('close', resolve));
+  socket.write(text);
+  const piece = Buffer.alloc(64 * 1024, 0x61);
+  for (let sent = 0; sent < length && socket.writable; sent += piece.length) {
+    if (!socket.write(piece)) await Promise.race([once(socket, 'drain'), closed]);
+  }
+  await closed;
+  return { received, reset };
 }
