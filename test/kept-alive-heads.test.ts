@@ -52,11 +52,17 @@ const body = JSON.stringify({ note: 'x'.repeat(100) });
 const requestOf = (line: string) =>
   `${line}\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
 
-/** A connection, and its answers' `Connection` headers and whether it closed, request by request. */
-async function connection(readByJavaScript = false, server?: Server) {
-  const { port } = (server ?? apps[readByJavaScript ? 1 : 0]!.server).address() as { port: number };
+/** A socket connected to `server`. */
+async function connectTo(server: Server): Promise<Socket> {
+  const { port } = server.address() as { port: number };
   const socket = connect(port, '127.0.0.1');
-  await new Promise<void>((resolve) => socket.once('connect', resolve));
+  await once(socket, 'connect');
+  return socket;
+}
+
+/** A connection, and its answers' `Connection` headers and whether it closed, request by request. */
+async function connection(server: Server = apps[0]!.server) {
+  const socket = await connectTo(server);
   socket.setNoDelay(true);
   let received = '';
   socket.on('data', (chunk: Buffer) => {
@@ -87,7 +93,7 @@ describe('answers that close their connection', () => {
   for (const readByJavaScript of [false, true]) {
     const by = readByJavaScript ? 'read by JavaScript' : 'read by the parser';
     it(`keep a connection alive for whole heads, request after request (${by})`, async () => {
-      const c = await connection(readByJavaScript);
+      const c = await connection(apps[readByJavaScript ? 1 : 0]!.server);
       const whole = requestOf('POST /echo HTTP/1.1');
       assert.equal(await c.send([whole]), 'keep-alive');
       assert.equal(await c.send([whole]), 'keep-alive');
@@ -98,7 +104,7 @@ describe('answers that close their connection', () => {
     });
 
     it(`close it after a head that came in pieces (${by})`, async () => {
-      const c = await connection(readByJavaScript);
+      const c = await connection(apps[readByJavaScript ? 1 : 0]!.server);
       const whole = requestOf('POST /echo HTTP/1.1');
       assert.equal(await c.send([whole]), 'keep-alive');
       assert.equal(await c.send([whole.slice(0, 30), whole.slice(30)]), 'close');
@@ -119,9 +125,7 @@ describe('answers that close their connection', () => {
   });
 
   it('let a client still sending its body read the answer, read the rest, then close', async () => {
-    const { port } = apps[0]!.server.address() as { port: number };
-    const socket = connect(port, '127.0.0.1');
-    await once(socket, 'connect');
+    const socket = await connectTo(apps[0]!.server);
     // A path the server does not have, answered before the body: 8 MiB still to come as the answer goes out.
     const length = 8 * 1024 * 1024;
     const head = `POST /nowhere HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/octet-stream\r\ncontent-length: ${length}\r\n\r\n`;
@@ -132,7 +136,7 @@ describe('answers that close their connection', () => {
   });
 
   it("on a plain Node.js server, keep it alive for the server's own path and close it after another", async () => {
-    const c = await connection(false, plain);
+    const c = await connection(plain);
     assert.equal(await c.send([requestOf('POST /own HTTP/1.1')]), 'keep-alive');
     assert.equal(await c.send([requestOf('POST /own?x=1 HTTP/1.1')]), 'close');
     assert.equal(await c.closedWithin(1000), true);
