@@ -57,7 +57,7 @@ import { registerMetrics, type ServiceMetrics } from './http/metrics.js';
 import { openApiRoute } from './http/openapi.js';
 import { playgroundRoutes } from './http/playground.js';
 import { registerWipe, wipeSocketReads } from './retention/wipe-after-response.js';
-import { closeConnectionsThatKeepHeads, routePaths } from './retention/kept-alive-heads.js';
+import { routePaths } from './retention/kept-alive-heads.js';
 import { MESSAGES } from './messages.js';
 import { DEFAULT_ENGINE, ENGINE_VERSIONS, type EngineId } from './typst-version.js';
 import type { PdfSigner } from './finish/signature-signer.js';
@@ -142,10 +142,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('crashLimited', undefined);
   registerExpectations(app);
   refuseConnect(app.server);
-  const heap = wipeSocketReads(app.server);
-  registerWipe(app);
   // routePaths before the routes: it learns each as it is added.
-  closeConnectionsThatKeepHeads(app.server, routePaths(app), () => heap.foreignUrl());
+  wipeSocketReads(app.server, routePaths(app));
+  registerWipe(app);
   registerJsonBody(app, {
     maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS,
     bodies,

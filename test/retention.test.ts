@@ -16,7 +16,7 @@ import { processLimit } from '../src/process-limits.js';
 import { NO_RATE_LIMIT } from './support/hostile.js';
 import { describeHit, encodings, scanMemory } from './support/memory-scan.js';
 import { scrape } from './support/metrics.js';
-import type { Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { head, open, type RawResponse, rawRequest, readAll } from './support/raw-http.js';
 import { formBody, type Part } from './support/form.js';
 import { generate, readiness, startService, TEST_KEY, waitReady, type Service } from './support/service.js';
@@ -1148,6 +1148,102 @@ describe('request content in memory, later', () => {
 
     await assertNothingHeld(t, service, { ...markers, ...encoded });
   });
+});
+
+describe('request content in memory, on the metrics port of its own (METRICS_PORT)', () => {
+  let service: Service;
+  let metricsUrl: URL;
+  /** Connections of the cases whose client stays, closed once their case has scanned. */
+  const stalled: Socket[] = [];
+  before(async () => {
+    service = await startService({ ...NO_RATE_LIMIT, WORKERS: '2', METRICS_PORT: '0' });
+    metricsUrl = new URL(/metrics on (http:\/\/\S+\/metrics)/.exec(service.output())![1]!);
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  /** Writes `text` (and `body`) on a connection of its own to the metrics port; the answer's status line, once it has come. */
+  async function sendRawToMetrics(text: string, body: Buffer, then: 'wait' | 'end'): Promise<{ statusLine: string; socket: Socket }> {
+    const socket = connect({ host: metricsUrl.hostname, port: Number(metricsUrl.port) });
+    socket.on('error', () => undefined);
+    let received = '';
+    const answered = new Promise<string>((resolve) =>
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.toString('latin1');
+        if (received.includes('\r\n\r\n')) resolve(received.split('\r\n')[0]!);
+      }),
+    );
+    socket.write(text);
+    socket.write(body);
+    if (then === 'end') socket.end();
+    return { statusLine: await answered, socket };
+  }
+
+  const cases: { name: string; run: () => Promise<Markers> }[] = [
+    {
+      name: 'a scrape whose head and query carry markers',
+      async run() {
+        const markers = { query: marker('METRICSQUERY'), key: marker('METRICSKEY') };
+        const res = await fetch(`${metricsUrl}?q=${markers.query}`, { headers: { authorization: `Bearer ${markers.key}` } });
+        assert.equal(res.status, 200);
+        await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
+      name: 'a 404 for a path that is a marker',
+      async run() {
+        const markers = { path: marker('METRICSPATH') };
+        const res = await fetch(new URL(`/${markers.path}`, metricsUrl));
+        assert.equal(res.status, 404);
+        await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
+      name: 'a POST whose marked body, 1 MiB, is answered 404 unread',
+      async run() {
+        const markers = { body: marker('METRICSBODY') };
+        const res = await fetch(metricsUrl, { method: 'POST', body: markers.body.repeat(40_000) });
+        assert.equal(res.status, 404);
+        await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
+      name: 'a POST whose marked body stops halfway, from a client that keeps the connection open',
+      async run() {
+        const markers = { body: marker('METRICSSTALL'), header: marker('METRICSHEAD') };
+        const text = `POST /metrics HTTP/1.1\r\nhost: metrics\r\nx-note: ${markers.header}\r\ncontent-length: 100000\r\n\r\n`;
+        const { statusLine, socket } = await sendRawToMetrics(text, Buffer.from(markers.body.repeat(100)), 'wait');
+        assert.match(statusLine, / 404 /);
+        // Still open while the test scans: the client has sent nothing more, nor left.
+        stalled.push(socket);
+        return markers;
+      },
+    },
+    {
+      name: 'a POST whose marked body stops halfway, then the client half-closes',
+      async run() {
+        const markers = { body: marker('METRICSHALF') };
+        const text = 'POST /metrics HTTP/1.1\r\nhost: metrics\r\ncontent-length: 100000\r\n\r\n';
+        const { statusLine, socket } = await sendRawToMetrics(text, Buffer.from(markers.body.repeat(100)), 'end');
+        assert.match(statusLine, / 404 /);
+        socket.destroy();
+        return markers;
+      },
+    },
+  ];
+
+  for (const { name, run } of cases) {
+    it(`is gone ${AFTER_ANSWER_MS} ms after ${name}`, async (t) => {
+      const markers = await run();
+      await sleep(AFTER_ANSWER_MS);
+      await assertNothingHeld(t, service, markers);
+      for (const socket of stalled.splice(0)) socket.destroy();
+    });
+  }
 });
 
 describe('core dumps', () => {

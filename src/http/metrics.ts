@@ -14,7 +14,7 @@ import { MESSAGES } from '../messages.js';
 import type { AnswerLimits } from './answer-limits.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { collectProcessMetrics } from './process-metrics.js';
-import { closeConnectionsThatKeepHeads } from '../retention/kept-alive-heads.js';
+import { discardBody, wipeSocketReads } from '../retention/wipe-after-response.js';
 import type { PoolStats, RestartReason } from '../render/pool.js';
 
 export interface MetricsSource {
@@ -208,6 +208,8 @@ export function registerMetrics(app: FastifyInstance, metrics: ServiceMetrics, o
 /** A listener of its own for /metrics (METRICS_PORT), to keep it off the public port. */
 export async function listenMetrics(metrics: ServiceMetrics, port: number, host: string): Promise<Server> {
   const server = createServer((request, response) => {
+    // No request here has a body to read: whatever one sends is wiped as it comes.
+    discardBody(request);
     if (request.method !== 'GET' || (request.url ?? '').split('?')[0] !== '/metrics') {
       response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end(jsonErrorBody(MESSAGES.notFound));
       return;
@@ -217,7 +219,7 @@ export async function listenMetrics(metrics: ServiceMetrics, port: number, host:
       () => response.writeHead(500).end(),
     );
   });
-  closeConnectionsThatKeepHeads(server, (url) => url === '/metrics');
+  wipeSocketReads(server, (url) => url === '/metrics');
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

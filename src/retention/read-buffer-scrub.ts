@@ -35,8 +35,12 @@ const PARSER_ZEROS = Buffer.alloc(2 * READ_BUFFER_BYTES);
 const PARSER_SCRUB_TIMEOUT_MS = 1000;
 
 let writer: Socket | undefined;
-/** The HTTP server whose parser buffer is scrubbed, and the scrub's connection to it while open. */
-let httpServer: Server | undefined;
+/**
+ * The process's HTTP servers, whose parsers all read into one buffer: it is
+ * scrubbed through the first of them that listens. And the scrub's
+ * connection while open.
+ */
+const httpServers: Server[] = [];
 let parserScrub: Socket | undefined;
 /** A scrub was asked for while the last one's connection was still open. */
 let parserScrubAgain = false;
@@ -72,9 +76,9 @@ export async function startReadBufferScrub(): Promise<void> {
   writer = socket;
 }
 
-/** The server whose connections' parser buffer is scrubbed too, from its first answer on. */
+/** A server whose connections' parser buffer is scrubbed too, from its first answer on. */
 export function scrubParserBufferOf(server: Server): void {
-  httpServer = server;
+  httpServers.push(server);
 }
 
 /** An IPv4 address as an IPv6 socket reports it (`::ffff:127.0.0.1`), as IPv4. */
@@ -104,7 +108,7 @@ export function scrubReadBuffers(): void {
  * loopback connection arrives whole; the zeros are twice that).
  */
 function scrubParser(host: string | undefined): void {
-  const address = httpServer?.listening ? httpServer.address() : null;
+  const address = httpServers.find((server) => server.listening)?.address() ?? null;
   if (address === null || typeof address === 'string') return;
   const target = host ?? (address.address === '::' ? '::1' : address.address === '0.0.0.0' ? '127.0.0.1' : address.address);
   const socket = connect({ port: address.port, host: target, noDelay: true });

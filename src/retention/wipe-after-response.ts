@@ -15,6 +15,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { onAnswerEnd } from './answer-end.js';
 import { forgetHead, HeapScrub } from './heap-scrub.js';
+import { closeConnectionsThatKeepHeads, type OwnPath } from './kept-alive-heads.js';
 import { Holdings } from './holdings.js';
 import { wipeReadChunk } from './wipe.js';
 import { isParserScrub, scrubParserBufferOf, scrubReadBuffers } from './read-buffer-scrub.js';
@@ -65,45 +66,58 @@ export function registerWipe(app: FastifyInstance): void {
   });
 }
 
+/** The process's one heap's scrub, made with the scrubs by the first server that follows its requests. */
+let heap: HeapScrub | undefined;
+
 /**
+ * Makes an HTTP server of the service's keep nothing of its requests past
+ * their answers; every server of the process goes through it (the API's,
+ * and the metrics' own port).
+ *
  * Node's HTTP server reads each connection into a buffer of its parser's and
  * copies the body out of it (wiped as received: request/receive.ts). That
- * buffer, and the one of the last stream read in JavaScript, are replaced
- * by zeros after every answer and every closed connection, whatever the
- * outcome (read-buffer-scrub.ts, when scrub-timer.ts says). No listener reads the
- * sockets themselves: one would make Node hand every read to JavaScript as
- * a new buffer, about 9 MB of garbage per large body besides the body's own
- * chunks, and a full garbage collection for each.
+ * buffer, one for every server of the process, and the one of the last
+ * stream read in JavaScript, are replaced by zeros after every answer and
+ * every closed connection, whatever the outcome (read-buffer-scrub.ts, when
+ * scrub-timer.ts says). No listener reads
+ * the sockets themselves: one would make Node hand every read to JavaScript
+ * as a new buffer, about 9 MB of garbage per large body besides the body's
+ * own chunks, and a full garbage collection for each.
  *
  * The strings the parser made of the request's head (its key among them)
- * are collected once the server is idle, in memory V8 then clears
- * (heap-scrub.ts). Returns that collection's HeapScrub, for what else tells
- * it of a request (kept-alive-heads.ts: a URL none of the server's paths).
+ * are collected once the process is idle, in memory V8 then clears
+ * (heap-scrub.ts), and the parser's own copies of a URL that is none of
+ * `ownPath`'s, or of a head that came in pieces, go with their connection
+ * (kept-alive-heads.ts).
  */
-export function wipeSocketReads(server: Server): HeapScrub {
-  const heap = new HeapScrub();
+export function wipeSocketReads(server: Server, ownPath: OwnPath): void {
+  if (!heap) {
+    const scrub = new HeapScrub();
+    heap = scrub;
+    setScrubs({
+      inFlight: () => scrub.requestsInFlight,
+      quiet: () => {
+        // The scrub's writes go out before the collection holds the event loop (a full one takes 20 to 70 ms).
+        scrubReadBuffers();
+        void scrub.collect();
+      },
+      overdue: scrubReadBuffers,
+    });
+  }
+  const scrub = heap;
   scrubParserBufferOf(server);
-  setScrubs({
-    inFlight: () => heap.requestsInFlight,
-    quiet: () => {
-      // The scrub's writes go out before the collection holds the event loop (a full one takes 20 to 70 ms).
-      scrubReadBuffers();
-      void heap.collect();
-    },
-    overdue: scrubReadBuffers,
-  });
   server.on('connection', (socket: Socket) => {
     if (!isParserScrub(socket)) socket.on('close', scrubAfterAnswer);
   });
   server.on('request', (request: IncomingMessage, response) => {
-    heap.requestStarts(request.rawHeaders);
+    scrub.requestStarts(request.rawHeaders);
     onAnswerEnd(response, () => {
       // After the onResponse hooks, which read the head (the log line, the metrics) a few turns later.
       setImmediate(forgetHead, request);
       // The request no longer counts as in flight before the scrubs are asked for.
-      heap.answered();
+      scrub.answered();
       scrubAfterAnswer();
     });
   });
-  return heap;
+  closeConnectionsThatKeepHeads(server, ownPath, () => scrub.foreignUrl());
 }
