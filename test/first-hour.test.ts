@@ -1,5 +1,5 @@
 /**
- * What a newcomer meets in the first hour, against a real server: another
+ * What a newcomer meets in the first hour, against a real server: any other
  * method than POST on the generate route is a 405 naming the one it takes;
  * a 400 of the body check keeps the keep-alive connection as a template's
  * 400 does; a compile stopped at its time limit names its engine; the start
@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { request as httpRequest, Agent } from 'node:http';
+import { request as httpRequest, Agent, METHODS } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { NO_RATE_LIMIT } from './support/hostile.js';
 import { generate, MAIN, startService, TEST_KEY, type Service } from './support/service.js';
@@ -21,17 +21,35 @@ after(async () => {
   await service?.stop();
 });
 
-describe('methods on /v1/pdf/generate', () => {
-  for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
-    it(`${method}: 405 with Allow: POST and the JSON error body, with or without a key`, async () => {
-      for (const headers of [{}, { authorization: `Bearer ${TEST_KEY}` }] as Record<string, string>[]) {
-        const res = await fetch(`${service.url}/v1/pdf/generate`, { method, headers });
-        assert.equal(res.status, 405);
-        assert.equal(res.headers.get('allow'), 'POST');
-        assert.deepEqual(await res.json(), { error: 'Method not allowed: POST /v1/pdf/generate takes a POST' });
-      }
+/** One request with `method` and no body on its own connection: its status, its Allow header and its body. */
+function methodAnswer(method: string, headers: Record<string, string>): Promise<{ status: number; allow?: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${service.url}/v1/pdf/generate`, { method, headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, allow: res.headers.allow, body }));
     });
-  }
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('methods on /v1/pdf/generate', () => {
+  // Every method Node's parser takes but POST, WebDAV's and TRACE among them; CONNECT is answered 501 before any route.
+  const others = METHODS.filter((method) => method !== 'POST' && method !== 'CONNECT');
+  it(`${others.length} other methods: 405 with Allow: POST and the JSON error body (HEAD: no body), with or without a key`, async () => {
+    assert.ok(others.includes('TRACE') && others.includes('PROPFIND') && others.includes('GET'));
+    for (const method of others) {
+      for (const headers of [{}, { authorization: `Bearer ${TEST_KEY}` }] as Record<string, string>[]) {
+        const answer = await methodAnswer(method, headers);
+        assert.equal(answer.status, 405, method);
+        assert.equal(answer.allow, 'POST', method);
+        const expected = method === 'HEAD' ? '' : JSON.stringify({ error: 'Method not allowed: POST /v1/pdf/generate takes a POST' });
+        assert.equal(answer.body, expected, method);
+      }
+    }
+  });
 });
 
 /** Two requests on one keep-alive connection: the status of each and the local port each used. */

@@ -5,6 +5,7 @@
  * handler. Every buffer of the request and of the answer is wiped once
  * the response is sent.
  */
+import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EINVOICE_PROFILES } from '../api-values.js';
 import { onAnswerEnd } from '../retention/answer-end.js';
@@ -156,10 +157,17 @@ declare module 'fastify' {
   }
 }
 
-/** The other methods on the route: 405, before the key or the body is looked at. */
-const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+/**
+ * The other methods on the route, every one Node's parser takes (CONNECT is
+ * refused before any route: client-errors.ts): 405, before the key or the
+ * body is looked at.
+ */
+const OTHER_METHODS = METHODS.filter((method) => method !== 'POST' && method !== 'CONNECT');
 
 export function methodNotAllowedRoute(app: FastifyInstance): void {
+  // Fastify routes the methods it knows, and answers the rest 404: they are made known here (bodyless: nothing parses
+  // a body before the 405, and an unread body is drained and wiped after it).
+  for (const method of OTHER_METHODS) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method);
   app.route({
     method: [...OTHER_METHODS],
     url: '/v1/pdf/generate',

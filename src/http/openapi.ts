@@ -131,7 +131,7 @@ function openApiDocument(options: OpenApiOptions): Json {
         },
       },
       ...Object.fromEntries(
-        ['get', 'put', 'delete', 'patch'].map((method) => [
+        ['get', 'put', 'delete', 'patch', 'options', 'trace'].map((method) => [
           method,
           {
             operationId: `${method}GenerateNotAllowed`,
