@@ -42,6 +42,8 @@ const HASHED_KEY = marker('HASHEDKEY');
 const BODY_TIMEOUT_MS = 1000;
 /** Template lines that make the marked request's PDF over 32 KiB, the data's marker on each. */
 const LARGE_PDF = '\n#for i in range(1500) [#data.secret, line #i #lorem(8)\n\n]';
+/** Template lines that keep a worker compiling for a while (about a second), for clients that leave mid-compile. */
+const LONG_LOOP = '\n#for i in range(1000000) { let x = i * i }';
 /** A key whose requests crash the engine, for the 500 and the crash limit's 429 (CRASHES_PER_MINUTE=1). */
 const CRASH_KEY = 'retention-crash-key-0123456789';
 
@@ -273,15 +275,20 @@ describe('request content in memory, at the answer', () => {
     return { res: await answer, markers };
   }
 
-  /** The marked request, with `extraTemplate` after a long loop, from a client that leaves while a worker compiles it. */
-  async function goneMidCompile(extraTemplate: string): Promise<Markers> {
-    const { body, markers } = markedRequest(`\n#for i in range(1000000) { let x = i * i }${extraTemplate}`);
+  /** Sends a request with `send`, whose client leaves while a worker compiles it; returns once the workers are idle again. */
+  async function leaveMidCompile(send: (signal: AbortSignal) => Promise<Response>): Promise<void> {
     const abort = new AbortController();
-    const pending = generate(service, body, { signal: abort.signal }).catch((error: Error) => error);
+    const pending = send(abort.signal).catch((error: Error) => error);
     while ((await readiness(service)).busy === 0) await sleep(20);
     abort.abort();
     assert.ok((await pending) instanceof Error, 'the request was cut off');
     await waitIdle(service);
+  }
+
+  /** The marked request, with `extraTemplate` after a long loop, from a client that leaves while a worker compiles it. */
+  async function goneMidCompile(extraTemplate: string): Promise<Markers> {
+    const { body, markers } = markedRequest(`${LONG_LOOP}${extraTemplate}`);
+    await leaveMidCompile((signal) => generate(service, body, { signal }));
     return markers;
   }
 
@@ -743,17 +750,42 @@ describe('request content in memory, at the answer', () => {
     {
       name: 'a client gone mid-compile from a multipart form',
       async run() {
-        const { parts, markers } = markedForm('\n#for i in range(1000000) { let x = i * i }');
-        const abort = new AbortController();
-        const pending = generate(service, formBody(parts, BOUNDARY), {
-          headers: { 'content-type': FORM_TYPE },
-          signal: abort.signal,
-        }).catch((error: Error) => error);
-        while ((await readiness(service)).busy === 0) await sleep(20);
-        abort.abort();
-        assert.ok((await pending) instanceof Error, 'the request was cut off');
-        await waitIdle(service);
+        const { parts, markers } = markedForm(LONG_LOOP);
+        await leaveMidCompile((signal) => generate(service, formBody(parts, BOUNDARY), { headers: { 'content-type': FORM_TYPE }, signal }));
         return markers;
+      },
+    },
+    ...(['FIN', 'RST', 'silence until the body timeout'] as const).map((then) => ({
+      name: `part of a multipart form, then the client's ${then}`,
+      async run() {
+        const { parts, markers } = markedForm();
+        const form = formBody(parts, BOUNDARY);
+        const socket = await open(service);
+        const answer = readAll(socket);
+        socket.write(head({ 'content-type': FORM_TYPE, 'content-length': form.length }));
+        // Every part but the end of the last (the SVG's): each marker is in what is sent.
+        socket.write(form.subarray(0, form.length - 40));
+        if (then === 'FIN' || then === 'RST') {
+          await sleep(100);
+          if (then === 'FIN') socket.end();
+          else socket.resetAndDestroy();
+        }
+        const res = await answer;
+        if (then === 'silence until the body timeout') {
+          assert.equal(res.status, 408);
+          assert.ok(res.ms >= BODY_TIMEOUT_MS, `answered after the timeout (${res.ms} ms)`);
+        } else assert.equal(res.status, 0, 'no answer: the client is dropped');
+        return markers;
+      },
+    })),
+    {
+      name: 'a client gone mid-compile of a signed e-invoice',
+      async run() {
+        const { body, markers } = markedRulelessInvoice();
+        const reason = marker('SIGNEDINVOICEREASON');
+        const signed = { ...body, template: `${body.template}${LONG_LOOP}`, pdf: { ...body.pdf, signature: { reason } } };
+        await leaveMidCompile((signal) => generate(service, signed, { signal }));
+        return { ...markers, reason };
       },
     },
     {
