@@ -121,6 +121,24 @@ async function assertNothingHeld(t: TestContext, service: Service, markers: Mark
   for (const [i, found] of workers.entries()) assert.deepEqual(found.counts, {}, `worker ${i} holds the request`);
 }
 
+/** A way to a request's answer, and the markers it sent. */
+interface Case {
+  name: string;
+  run: () => Promise<Markers>;
+}
+
+/** A test per case: it runs, AFTER_ANSWER_MS pass with no other request, and the service is scanned; `then` after the scan. */
+function scanAfterEach(cases: Case[], service: () => Service, then?: () => void): void {
+  for (const { name, run } of cases) {
+    it(`is gone ${AFTER_ANSWER_MS} ms after ${name}`, async (t) => {
+      const markers = await run();
+      await sleep(AFTER_ANSWER_MS);
+      await assertNothingHeld(t, service(), markers);
+      then?.();
+    });
+  }
+}
+
 /** The business rules the service loads for these tests (one for the MINIMUM profile). */
 const RULES = new URL('../../test/fixtures/einvoice/rules.xslt', import.meta.url).pathname;
 
@@ -302,7 +320,7 @@ describe('request content in memory, at the answer', () => {
   }
 
   /** Sends, waits until the answer has been read, waits AFTER_ANSWER_MS, scans. */
-  const cases: { name: string; run: () => Promise<Markers> }[] = [
+  const cases: Case[] = [
     { name: '200', run: () => marked200() },
     {
       name: "a 200 whose head lived through young collections in the server (a long compile, the server's own refusals beside it)",
@@ -1022,13 +1040,7 @@ describe('request content in memory, at the answer', () => {
     },
   ];
 
-  for (const { name, run } of cases) {
-    it(`is gone ${AFTER_ANSWER_MS} ms after ${name}`, async (t) => {
-      const markers = await run();
-      await sleep(AFTER_ANSWER_MS);
-      await assertNothingHeld(t, service, markers);
-    });
-  }
+  scanAfterEach(cases, () => service);
 
   // The known gap, measured: Typst keeps the path of every file a compile reads, and the 0.11 binding its host path,
   // as live strings on the native heap for the worker's life. Nothing else of an asset's name stays: no JavaScript
@@ -1212,7 +1224,7 @@ describe('request content in memory, on the metrics port of its own (METRICS_POR
     return { statusLine: await answered, socket };
   }
 
-  const cases: { name: string; run: () => Promise<Markers> }[] = [
+  const cases: Case[] = [
     {
       name: 'a scrape whose head and query carry markers',
       async run() {
@@ -1268,14 +1280,13 @@ describe('request content in memory, on the metrics port of its own (METRICS_POR
     },
   ];
 
-  for (const { name, run } of cases) {
-    it(`is gone ${AFTER_ANSWER_MS} ms after ${name}`, async (t) => {
-      const markers = await run();
-      await sleep(AFTER_ANSWER_MS);
-      await assertNothingHeld(t, service, markers);
+  scanAfterEach(
+    cases,
+    () => service,
+    () => {
       for (const socket of stalled.splice(0)) socket.destroy();
-    });
-  }
+    },
+  );
 });
 
 describe('core dumps', () => {
