@@ -15,6 +15,7 @@ import type { BodyError, BodyLayout, Job, Range } from '../bytes/layout.js';
 import { stringHazard, valueHazard } from '../bytes/text-runs.js';
 import { plainAttachmentNames } from '../finish/attachments.js';
 import { finishJob } from '../finish/einvoice-job.js';
+import { forgetCheckedXml } from '../finish/xml-schema.js';
 import { MESSAGES, pdfTooLargeMessage, templateMessage, textRefusedMessage, warningsHeader } from '../messages.js';
 import type { Holdings } from '../retention/holdings.js';
 import { wipe } from '../retention/wipe.js';
@@ -91,11 +92,13 @@ export class JobRunner {
   }
 
   /**
-   * Ends the job: its engine lets go of its files (see TypstEngine.clean).
+   * Ends the job: libxml2 lets go of an e-invoice's XML, and its engine of its files (see TypstEngine.clean).
    * Returns the engine if it dropped its compiler (the worker collects
    * garbage, then has it prepare a new one).
    */
   endJob(): TypstEngine | undefined {
+    // An e-invoice's XML, still in libxml2's memory since its check (finish/xml-schema.ts).
+    forgetCheckedXml();
     const cleaned = this.last;
     const earlier = this.droppedEarlier;
     this.last = undefined;
