@@ -127,16 +127,54 @@ interface Case {
   run: () => Promise<Markers>;
 }
 
-/** A test per case: it runs, AFTER_ANSWER_MS pass with no other request, and the service is scanned; `then` after the scan. */
-function scanAfterEach(cases: Case[], service: () => Service, then?: () => void): void {
+/** When a late body is sent: past the scrub its answer asked for (100 ms after the answer). */
+const LATE_BODY_AFTER_MS = 250;
+/** Connections of the cases whose client stays, closed once their case has scanned. */
+const keptOpen: Socket[] = [];
+
+/** A test per case: it runs, AFTER_ANSWER_MS pass with no other request, and the service is scanned. */
+function scanAfterEach(cases: Case[], service: () => Service): void {
   for (const { name, run } of cases) {
     it(`is gone ${AFTER_ANSWER_MS} ms after ${name}`, async (t) => {
       const markers = await run();
       await sleep(AFTER_ANSWER_MS);
       await assertNothingHeld(t, service(), markers);
-      then?.();
+      for (const socket of keptOpen.splice(0)) socket.destroy();
     });
   }
+}
+
+/**
+ * Writes `text` (a request's head and what of its body comes with it) on a
+ * connection of its own to `url`'s port, and waits for the answer's status
+ * line (past a 100 Continue). Then `late`, if given: bytes of the body sent
+ * after the answer, once the scrub the answer asked for has run (100 ms
+ * after it), and given 50 ms to be read. `then`: the client half-closes
+ * after `text`, or keeps the connection open (until the case has scanned).
+ */
+async function answeredOnOwnConnection(url: string, text: string, then: 'stay' | 'half-close', late?: Buffer): Promise<string> {
+  const { hostname, port } = new URL(url);
+  const socket = connect({ host: hostname, port: Number(port) });
+  socket.on('error', () => undefined);
+  let received = '';
+  const statusLine = new Promise<string>((resolve) =>
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+      const final = /HTTP\/1\.1 [2-5]\d\d [^\r]*\r\n/.exec(received);
+      if (final && received.includes('\r\n\r\n', final.index)) resolve(final[0].trim());
+    }),
+  );
+  socket.write(text);
+  if (then === 'half-close') socket.end();
+  else keptOpen.push(socket);
+  const answered = await statusLine;
+  if (late) {
+    await sleep(LATE_BODY_AFTER_MS);
+    socket.write(late);
+    await sleep(50);
+  }
+  if (then === 'half-close') socket.destroy();
+  return answered;
 }
 
 /** The business rules the service loads for these tests (one for the MINIMUM profile). */
@@ -1038,6 +1076,16 @@ describe('request content in memory, at the answer', () => {
         return markers;
       },
     },
+    {
+      name: 'a body sent after its answer (a GET /healthz that declared one), on a connection the client keeps open',
+      async run() {
+        const markers = { body: marker('LATEBODY') };
+        const body = Buffer.from(markers.body.repeat(2500));
+        const text = `GET /healthz HTTP/1.1\r\nhost: localhost\r\ncontent-length: ${body.length}\r\n\r\n`;
+        assert.match(await answeredOnOwnConnection(service.url, text, 'stay', body), / 200 /);
+        return markers;
+      },
+    },
   ];
 
   scanAfterEach(cases, () => service);
@@ -1197,8 +1245,6 @@ describe('request content in memory, later', () => {
 describe('request content in memory, on the metrics port of its own (METRICS_PORT)', () => {
   let service: Service;
   let metricsUrl: URL;
-  /** Connections of the cases whose client stays, closed once their case has scanned. */
-  const stalled: Socket[] = [];
   before(async () => {
     service = await startService({ ...NO_RATE_LIMIT, WORKERS: '2', METRICS_PORT: '0' });
     metricsUrl = new URL(/metrics on (http:\/\/\S+\/metrics)/.exec(service.output())![1]!);
@@ -1206,23 +1252,6 @@ describe('request content in memory, on the metrics port of its own (METRICS_POR
   after(async () => {
     await service.stop();
   });
-
-  /** Writes `text` (and `body`) on a connection of its own to the metrics port; the answer's status line, once it has come. */
-  async function sendRawToMetrics(text: string, body: Buffer, then: 'wait' | 'end'): Promise<{ statusLine: string; socket: Socket }> {
-    const socket = connect({ host: metricsUrl.hostname, port: Number(metricsUrl.port) });
-    socket.on('error', () => undefined);
-    let received = '';
-    const answered = new Promise<string>((resolve) =>
-      socket.on('data', (chunk: Buffer) => {
-        received += chunk.toString('latin1');
-        if (received.includes('\r\n\r\n')) resolve(received.split('\r\n')[0]!);
-      }),
-    );
-    socket.write(text);
-    socket.write(body);
-    if (then === 'end') socket.end();
-    return { statusLine: await answered, socket };
-  }
 
   const cases: Case[] = [
     {
@@ -1259,11 +1288,9 @@ describe('request content in memory, on the metrics port of its own (METRICS_POR
       name: 'a POST whose marked body stops halfway, from a client that keeps the connection open',
       async run() {
         const markers = { body: marker('METRICSSTALL'), header: marker('METRICSHEAD') };
-        const text = `POST /metrics HTTP/1.1\r\nhost: metrics\r\nx-note: ${markers.header}\r\ncontent-length: 100000\r\n\r\n`;
-        const { statusLine, socket } = await sendRawToMetrics(text, Buffer.from(markers.body.repeat(100)), 'wait');
-        assert.match(statusLine, / 404 /);
+        const text = `POST /metrics HTTP/1.1\r\nhost: metrics\r\nx-note: ${markers.header}\r\ncontent-length: 100000\r\n\r\n${markers.body.repeat(100)}`;
         // Still open while the test scans: the client has sent nothing more, nor left.
-        stalled.push(socket);
+        assert.match(await answeredOnOwnConnection(metricsUrl.href, text, 'stay'), / 404 /);
         return markers;
       },
     },
@@ -1271,22 +1298,24 @@ describe('request content in memory, on the metrics port of its own (METRICS_POR
       name: 'a POST whose marked body stops halfway, then the client half-closes',
       async run() {
         const markers = { body: marker('METRICSHALF') };
-        const text = 'POST /metrics HTTP/1.1\r\nhost: metrics\r\ncontent-length: 100000\r\n\r\n';
-        const { statusLine, socket } = await sendRawToMetrics(text, Buffer.from(markers.body.repeat(100)), 'end');
-        assert.match(statusLine, / 404 /);
-        socket.destroy();
+        const text = `POST /metrics HTTP/1.1\r\nhost: metrics\r\ncontent-length: 100000\r\n\r\n${markers.body.repeat(100)}`;
+        assert.match(await answeredOnOwnConnection(metricsUrl.href, text, 'half-close'), / 404 /);
+        return markers;
+      },
+    },
+    {
+      name: 'a POST with Expect: 100-continue whose marked body comes after its 404, from a client that keeps the connection open',
+      async run() {
+        const markers = { body: marker('METRICSEXPECT') };
+        const body = Buffer.from(markers.body.repeat(2500));
+        const text = `POST /metrics HTTP/1.1\r\nhost: metrics\r\nexpect: 100-continue\r\ncontent-length: ${body.length}\r\n\r\n`;
+        assert.match(await answeredOnOwnConnection(metricsUrl.href, text, 'stay', body), / 404 /);
         return markers;
       },
     },
   ];
 
-  scanAfterEach(
-    cases,
-    () => service,
-    () => {
-      for (const socket of stalled.splice(0)) socket.destroy();
-    },
-  );
+  scanAfterEach(cases, () => service);
 });
 
 describe('core dumps', () => {

@@ -46,10 +46,22 @@ function holdingsOf(response: ServerResponse): Holdings {
   return holdings;
 }
 
-/** Zero-fills and frees every chunk still to come, as the stream's only reader: for bodies that are answered without being read, or refused part-way (request/receive.ts). */
+/**
+ * Zero-fills and frees every chunk still to come, as the stream's only
+ * reader: for bodies that are answered without being read, or refused
+ * part-way (request/receive.ts). Such a body may come after its answer,
+ * whose scrub has run, on a connection the client keeps open: each chunk
+ * asks for the read buffers' scrub again, since Node's parser buffer holds
+ * the last one read.
+ */
 export function discardBody(stream: Readable): void {
-  stream.on('data', wipeReadChunk);
+  stream.on('data', wipeDiscardedChunk);
   stream.resume();
+}
+
+function wipeDiscardedChunk(chunk: Buffer): void {
+  wipeReadChunk(chunk);
+  scrubAfterAnswer();
 }
 
 export function registerWipe(app: FastifyInstance): void {
