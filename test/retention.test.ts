@@ -542,13 +542,14 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
-      name: 'a 400 e-invoice whose XML the XSD refuses',
+      name: 'a 400 e-invoice whose XML the XSD refuses, at an element whose name is a marker (the answer quotes it)',
       async run() {
-        const { body, markers } = markedInvoice('<ram:Bogus/>');
+        const element = marker('ELEMENT');
+        const { body, markers } = markedInvoice(`<ram:${element}/>`);
         const res = await generate(service, body);
         assert.equal(res.status, 400);
-        await res.arrayBuffer();
-        return markers;
+        assert.match(await res.text(), new RegExp(element));
+        return { ...markers, element };
       },
     },
     {

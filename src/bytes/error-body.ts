@@ -86,6 +86,9 @@ export function errorBody(body: Uint8Array, error: BodyError): Buffer {
     out.set(part, at);
     at += part.length;
   }
+  // `before` and `after` are slices of Node's shared pool (short strings' bytes), and may quote the request (a
+  // validator's message naming an element of the XML): no one else wipes them.
+  wipe(before, after);
   if (error.raw) wipe(name);
   return out;
 }
