@@ -34,7 +34,6 @@
  *
  * Every error's answer is made in http/errors.ts, its words in messages.ts.
  */
-import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './api-values.js';
@@ -56,6 +55,7 @@ import { countOwedAnswers, refuseWhileClosing } from './http/draining.js';
 import { registerMetrics, type ServiceMetrics } from './http/metrics.js';
 import { openApiRoute } from './http/openapi.js';
 import { playgroundRoutes } from './http/playground.js';
+import { loggedRequestId, sentRequestId } from './http/request-id.js';
 import { registerWipe, wipeSocketReads } from './retention/wipe-after-response.js';
 import { routePaths } from './retention/kept-alive-heads.js';
 import { MESSAGES } from './messages.js';
@@ -104,8 +104,6 @@ export interface AppOptions {
 const REQUEST_TIMES_BODY_TIMEOUT = 2;
 const CHECKS_PER_BODY_TIMEOUT = 4;
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
-
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const bodies = options.bodies ?? new PendingBodies(0);
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
@@ -122,12 +120,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
     requestTimeout,
-    // genReqId reads X-Request-Id itself: with requestIdHeader set, Fastify would take any value unchecked.
+    // The logged id (http/request-id.ts): with requestIdHeader set, Fastify would log the client's value unchecked.
     requestIdHeader: false,
-    genReqId: (request) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    genReqId: (request) => loggedRequestId(request.headers),
     // Requests that arrive while closing are answered by http/draining.ts, with Retry-After and the 503 message.
     return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
@@ -166,7 +161,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onSend', async (request, reply) => {
     reply.header('cache-control', 'no-store');
     reply.header('x-content-type-options', 'nosniff');
-    reply.header('x-request-id', request.id);
+    reply.header('x-request-id', sentRequestId(request.headers) ?? request.id);
   });
 
   app.addHook('onResponse', async (request, reply) => {

@@ -1,9 +1,10 @@
 /**
- * The request log: one JSON line per request with its id (the client's
- * X-Request-Id or a new one, echoed back), method, route, status, times,
+ * The request log: one JSON line per request with its id (the digest of the
+ * client's X-Request-Id, which is echoed back, or a new one), method, route, status, times,
  * key name and sizes, and nothing of what the request carried. LOG_LEVEL.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { generate, startService, TEST_KEY, logsWritten } from './support/service.js';
 
@@ -37,9 +38,11 @@ describe('request log', () => {
       await logsWritten();
 
       const lines = logLines(service.output()).filter((l) => l.msg === 'request');
-      const line = lines.find((l) => l.reqId === 'req-log-1');
+      // A sent id is logged as its digest: the log holds nothing a request sent.
+      const logged = (sent: string) => `sha256:${createHash('sha256').update(sent).digest('hex').slice(0, 32)}`;
+      const line = lines.find((l) => l.reqId === logged('req-log-1'));
       assert.ok(line, service.output());
-      assert.equal(lines.filter((l) => l.reqId === 'req-log-1').length, 1, 'one line per request');
+      assert.equal(lines.filter((l) => l.reqId === logged('req-log-1')).length, 1, 'one line per request');
       assert.equal(line.method, 'POST');
       assert.equal(line.route, '/v1/pdf/generate');
       assert.equal(line.status, 200);
@@ -48,12 +51,13 @@ describe('request log', () => {
       assert.equal(line.key, 'billing');
       assert.equal(line.requestBytes, Buffer.byteLength(body));
       assert.equal(line.responseBytes, pdf.length);
-      assert.equal(lines.find((l) => l.reqId === 'req-log-2')?.status, 400);
+      assert.equal(lines.find((l) => l.reqId === logged('req-log-2'))?.status, 400);
       assert.ok(lines.some((l) => l.reqId === freshId && l.route === '/healthz'));
 
       const output = service.output();
       assert.ok(!output.includes(marker), 'no data, template or Typst message in the log');
       assert.ok(!output.includes(TEST_KEY), 'no key in the log');
+      assert.ok(!output.includes('req-log-'), 'no request id as sent in the log');
       assert.ok(!output.includes('%PDF'), 'no PDF in the log');
     } finally {
       await service.stop();

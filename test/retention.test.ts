@@ -1078,6 +1078,19 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: 'a 200 and a 400 whose X-Request-Id is a marker (echoed in the answer, logged as its digest)',
+      async run() {
+        const markers = { fontsId: marker('REQUESTID'), generateId: marker('REQUESTID') };
+        const fonts = await fetch(`${service.url}/v1/fonts`, { headers: { 'x-request-id': markers.fontsId } });
+        assert.equal(fonts.headers.get('x-request-id'), markers.fontsId);
+        await fonts.arrayBuffer();
+        const failed = await generate(service, { data: {}, template: '#let x = (' }, { headers: { 'x-request-id': markers.generateId } });
+        assert.equal(failed.status, 400);
+        await failed.arrayBuffer();
+        return markers;
+      },
+    },
+    {
       name: 'a body sent after its answer (a GET /healthz that declared one), on a connection the client keeps open',
       async run() {
         const markers = { body: marker('LATEBODY') };
