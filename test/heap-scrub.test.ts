@@ -1,10 +1,12 @@
 /**
- * Which collection the server's heap scrub runs once quiet
+ * Which collection the server's heap scrub runs
  * (src/retention/heap-scrub.ts), in this process, with V8's real
- * collections: the whole heap when V8 made a collection of its own (of the
- * young generation or of the whole heap) since the last scrub, the young
- * generation alone otherwise, whichever turn of the event loop Node reports
- * a collection in (it does when the loop next wakes). What a scrub clears
+ * collections: once quiet, the whole heap when V8 made a collection of its
+ * own (of the young generation or of the whole heap) since the last scrub,
+ * or a request lived through two of the scrub's own while in flight, the
+ * young generation alone otherwise, whichever turn of the event loop Node
+ * reports a collection in (it does when the loop next wakes); while a
+ * request is in flight, the young generation alone. What a scrub clears
  * is checked from outside by retention.test.ts.
  */
 import assert from 'node:assert/strict';
@@ -48,11 +50,11 @@ async function youngCollectionOfV8(): Promise<void> {
 /** A request that comes and is answered in one turn, allocating enough for V8 to collect its young generation meanwhile. */
 function requestInOneTurn(scrub: HeapScrub): { from: number; to: number } {
   const from = performance.now();
-  scrub.requestStarts(HEAD_SEEN);
+  const request = scrub.requestStarts(HEAD_SEEN);
   let kept: string[] = [];
   for (let i = 0; i < 1_000_000; i++) kept.push(`request content ${i}`);
   kept = [];
-  scrub.answered();
+  scrub.answered(request);
   return { from, to: performance.now() };
 }
 
@@ -70,9 +72,9 @@ describe("the heap scrub's collection once quiet", () => {
 
   it('is of the whole heap after a request that lived through a young collection of V8', async () => {
     await scrubOnce(scrub);
-    scrub.requestStarts(HEAD_SEEN);
+    const request = scrub.requestStarts(HEAD_SEEN);
     await youngCollectionOfV8();
-    scrub.answered();
+    scrub.answered(request);
     const made = await scrubOnce(scrub);
     assert.equal(made.young, 1);
     assert.ok(made.full >= 1, `the scrub made ${JSON.stringify(made)}`);
@@ -87,19 +89,19 @@ describe("the heap scrub's collection once quiet", () => {
   });
 
   it("is of the young generation alone after a request that started before Node reported the last scrub's", async () => {
-    scrub.requestStarts(HEAD_SEEN);
+    const request = scrub.requestStarts(HEAD_SEEN);
     await youngCollectionOfV8();
-    scrub.answered();
+    scrub.answered(request);
     const from = performance.now();
     await scrub.collect();
     // A request that arrives right after a scrub of the whole heap, before Node reports the scrub's collections.
     const arrived = performance.now();
-    scrub.requestStarts(HEAD_SEEN);
+    const arriving = scrub.requestStarts(HEAD_SEEN);
     assert.equal(countBetween(from, arrived, YOUNG), 0, 'the scrub was not reported before the request arrived');
     await reportsDelivered();
     assert.equal(countBetween(from, arrived, YOUNG), 1, 'the scrub was reported while the request was in flight');
     assert.ok(countBetween(from, arrived, FULL) >= 1, 'the scrub collected the whole heap');
-    scrub.answered();
+    scrub.answered(arriving);
     // Such a scrub once made every scrub after it collect the whole heap: 20 to 70 ms of the server's CPU each.
     assert.deepEqual(await scrubOnce(scrub), { young: 1, full: 0 });
   });
@@ -125,10 +127,10 @@ describe("the heap scrub's collection once quiet", () => {
   it('is of the whole heap after a request that lived through a collection of the whole heap of V8', async () => {
     await scrubOnce(scrub);
     const from = performance.now();
-    scrub.requestStarts(HEAD_SEEN);
+    const request = scrub.requestStarts(HEAD_SEEN);
     v8Collects({ type: 'major' });
     await reportsDelivered();
-    scrub.answered();
+    scrub.answered(request);
     const to = performance.now();
     assert.deepEqual(
       { young: countBetween(from, to, YOUNG), full: countBetween(from, to, FULL) },
@@ -141,24 +143,53 @@ describe("the heap scrub's collection once quiet", () => {
 
   it('is of the whole heap after a request that named a header the server had not seen, and not after one naming it again', async () => {
     await scrubOnce(scrub);
-    scrub.requestStarts(['Host', 'localhost', 'X-Named-Here-First', 'v']);
-    scrub.answered();
+    const naming = scrub.requestStarts(['Host', 'localhost', 'X-Named-Here-First', 'v']);
+    scrub.answered(naming);
     const made = await scrubOnce(scrub);
     assert.ok(made.full >= 1, `the scrub made ${JSON.stringify(made)}`);
-    scrub.requestStarts(['host', 'localhost', 'x-named-here-first', 'w']);
-    scrub.answered();
+    const namingAgain = scrub.requestStarts(['host', 'localhost', 'x-named-here-first', 'w']);
+    scrub.answered(namingAgain);
     assert.deepEqual(await scrubOnce(scrub), { young: 1, full: 0 });
+  });
+
+  it('is of the young generation alone while a request is in flight, and of the whole heap after one that lived through two of those', async () => {
+    await scrubOnce(scrub);
+    const request = scrub.requestStarts(HEAD_SEEN);
+    assert.deepEqual(await scrubOnce(scrub), { young: 1, full: 0 }, 'the first scrub while it is in flight');
+    assert.deepEqual(await scrubOnce(scrub), { young: 1, full: 0 }, 'the second');
+    scrub.answered(request);
+    const made = await scrubOnce(scrub);
+    assert.ok(made.full >= 1, `the scrub made ${JSON.stringify(made)}`);
+  });
+
+  it('is of the young generation alone after a request that lived through one scrub while in flight', async () => {
+    await scrubOnce(scrub);
+    const request = scrub.requestStarts(HEAD_SEEN);
+    assert.deepEqual(await scrubOnce(scrub), { young: 1, full: 0 });
+    scrub.answered(request);
+    // One copy within the young generation moves nothing to the old one: no whole heap (20 to 70 ms) for it.
+    assert.deepEqual(await scrubOnce(scrub), { young: 1, full: 0 });
+  });
+
+  it('is of the whole heap once quiet after a collection of V8 that came before a scrub made while a request was in flight', async () => {
+    await scrubOnce(scrub);
+    const request = scrub.requestStarts(HEAD_SEEN);
+    await youngCollectionOfV8();
+    assert.deepEqual(await scrubOnce(scrub), { young: 1, full: 0 }, 'the scrub while it is in flight');
+    scrub.answered(request);
+    const made = await scrubOnce(scrub);
+    assert.ok(made.full >= 1, `the scrub made ${JSON.stringify(made)}`);
   });
 
   it("is of the whole heap after a request whose URL is none of the server's paths", async () => {
     await scrubOnce(scrub);
     scrub.foreignUrl();
-    scrub.requestStarts(HEAD_SEEN);
-    scrub.answered();
+    const foreign = scrub.requestStarts(HEAD_SEEN);
+    scrub.answered(foreign);
     const made = await scrubOnce(scrub);
     assert.ok(made.full >= 1, `the scrub made ${JSON.stringify(made)}`);
-    scrub.requestStarts(HEAD_SEEN);
-    scrub.answered();
+    const own = scrub.requestStarts(HEAD_SEEN);
+    scrub.answered(own);
     assert.deepEqual(await scrubOnce(scrub), { young: 1, full: 0 });
   });
 });

@@ -1078,6 +1078,31 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: 'a 401 and a 200 whose keys, heads and bodies are markers, answered while another client trickles a body (a request in flight)',
+      async run() {
+        // A request in flight all along: its body comes a byte every 200 ms (the body timeout is 1 s), until the case has scanned.
+        const trickle = await open(service);
+        trickle.on('error', () => undefined);
+        trickle.write(head({ 'content-length': 1_000_000 }));
+        const drip = setInterval(() => trickle.write(' '), 200);
+        trickle.once('close', () => clearInterval(drip));
+        keptOpen.push(trickle);
+        await sleep(100);
+        const wrongKey = marker('INFLIGHTKEY');
+        const header = marker('INFLIGHTHEAD');
+        const refusedTemplate = marker('INFLIGHT401');
+        const refused = await generate(service, { data: {}, template: refusedTemplate }, { key: wrongKey, headers: { 'x-note': header } });
+        assert.equal(refused.status, 401);
+        await refused.arrayBuffer();
+        const { body, markers } = markedRequest();
+        const res = await generate(service, body, { headers: { 'x-note': header } });
+        assert.equal(res.status, 200);
+        await res.arrayBuffer();
+        assert.equal((await readiness(service)).busy, 0, 'no worker busy: the request in flight is the trickling one');
+        return { ...markers, wrongKey, header, refusedTemplate };
+      },
+    },
+    {
       name: 'a 200 and a 400 whose X-Request-Id is a marker (echoed in the answer, logged as its digest)',
       async run() {
         const markers = { fontsId: marker('REQUESTID'), generateId: marker('REQUESTID') };

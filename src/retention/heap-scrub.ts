@@ -13,10 +13,12 @@
  * parser refers to it until the next request comes. So once the answer is
  * done, the request lets go of its head (forgetHead).
  *
- * Once the server has answered and had no request in flight for a moment
- * (scrub-timer.ts) it collects its garbage, and V8 clears what that frees
- * (old-generation-clearing.ts). A request's strings stay in the young
- * generation unless a collection of V8's moved them while they were live.
+ * A moment after an answer, unless a request that came since is in flight
+ * (scrub-timer.ts), the server collects its garbage, and V8 clears what
+ * that frees (old-generation-clearing.ts). A
+ * request's strings stay in the young generation unless a collection moved
+ * them twice while they were live: one of V8's own, or two of the scrub's
+ * made while requests were in flight.
  * So when V8 made a collection of its own since the last scrub, or a
  * request named a header the server had not seen (its name is in the old
  * generation from the start: header-names.ts), or its URL was none of the
@@ -27,9 +29,13 @@
  * memory-reducing collection that clears the old generation; else the
  * young generation alone. On V8 older than 13 compaction is switched on for
  * that collection alone, so V8's own full collections under load do not pay
- * for it. While requests keep coming no collection is forced: what V8's own
- * full collections free in the old generation stays until the next quiet
- * spell, whose collection sweeps every page again. What it costs:
+ * for it. While a request is in flight the scrub collects the young
+ * generation alone, which frees the answered requests' strings and clears
+ * them, and moves the live ones of the requests in flight: one that lived
+ * through two such collections has the next quiet spell collect the whole
+ * heap. What V8's own full collections free in the old generation under
+ * load stays until the next quiet spell, whose collection sweeps every
+ * page again. What it costs:
  * docs/retention.md. A full collection also frees the hidden classes no
  * object uses any more, and V8 throws away the optimized code that referred
  * to them: the JSON scanner keeps an instance of its own for that reason
@@ -53,6 +59,12 @@ const MOVING = new Set<number>([
   ...(MINOR_MARK_SWEEP === undefined ? [] : [MINOR_MARK_SWEEP]),
 ]);
 
+/** A request in flight: when it came, and how many of the scrub's young collections there had been. */
+export interface InFlight {
+  cameAt: number;
+  busyCollections: number;
+}
+
 export class HeapScrub {
   private readonly gc: Collect;
   /** When the latest of V8's collections in MOVING started (performance.now()), as far as Node has reported. */
@@ -62,7 +74,9 @@ export class HeapScrub {
   /** When the last request arrived. */
   private lastRequestAt = Number.NEGATIVE_INFINITY;
   /** Requests received and not yet answered (or abandoned). */
-  private inFlight = 0;
+  private readonly inFlight = new Set<InFlight>();
+  /** The young collections the scrub made while requests were in flight, so far. */
+  private busyCollections = 0;
   /** The scrub asked for, while it waits for the reports (collect()). */
   private waiting: Promise<void> | undefined;
   /** The header names requests have named so far, as hashes (header-names.ts). */
@@ -72,10 +86,6 @@ export class HeapScrub {
    * not seen (its name is there from the start), or its URL was none of the server's paths (found there too).
    */
   private oldGenerationStrings = false;
-
-  get requestsInFlight(): number {
-    return this.inFlight;
-  }
 
   constructor() {
     setFlagsFromString('--clear-free-memory');
@@ -89,11 +99,22 @@ export class HeapScrub {
     }).observe({ entryTypes: ['gc'] });
   }
 
-  /** When a request arrives, with its head as Node read it (rawHeaders: name, value, name, ...). */
-  requestStarts(rawHeaders: string[]): void {
-    this.inFlight++;
+  /**
+   * When a request arrives, with its head as Node read it (rawHeaders:
+   * name, value, name, ...). Returns what its answered() is to be given.
+   */
+  requestStarts(rawHeaders: string[]): InFlight {
     this.lastRequestAt = performance.now();
     if (this.headerNames.anyNew(rawHeaders)) this.oldGenerationStrings = true;
+    const request = { cameAt: this.lastRequestAt, busyCollections: this.busyCollections };
+    this.inFlight.add(request);
+    return request;
+  }
+
+  /** Whether a request that came after `time` (performance.now()) is in flight (scrub-timer.ts). */
+  cameSince(time: number): boolean {
+    for (const request of this.inFlight) if (request.cameAt > time) return true;
+    return false;
   }
 
   /** When a request's URL is none of the server's paths (kept-alive-heads.ts, which tells it before the request starts here). */
@@ -101,28 +122,30 @@ export class HeapScrub {
     this.oldGenerationStrings = true;
   }
 
-  /** After an answer (or an abandoned request). */
-  answered(): void {
-    this.inFlight--;
+  /** After an answer (or an abandoned request), with what its requestStarts() returned. */
+  answered(request: InFlight): void {
+    this.inFlight.delete(request);
+    // Moved twice by the scrub's own collections while it was live: its strings are in the old generation.
+    if (this.busyCollections - request.busyCollections >= 2) this.oldGenerationStrings = true;
   }
 
   /**
-   * Once the server is quiet (scrub-timer.ts): the young generation, and
-   * the whole heap, reducing memory, when V8 made a collection of its own
-   * since the last scrub. Node reports a collection only when the event
-   * loop next wakes, so the scrub decides after two turns of it, in which
-   * the reports of the collections made before come; and two more for as
-   * long as requests come and go in them. A request still in flight makes
-   * it give up: that request's answer asks for the next scrub. Resolves
-   * once done or given up.
+   * When scrub-timer.ts says: the young generation, and the whole heap,
+   * reducing memory, when V8 made a collection of its own since the last
+   * scrub. Node reports a collection only when the event loop next wakes,
+   * so the scrub decides after two turns of it, in which the reports of the
+   * collections made before come; and two more for as long as requests
+   * come and go in them. With a request still in flight, the young
+   * generation alone (collectWhileBusy). Resolves once done.
    */
   collect(): Promise<void> {
     this.waiting ??= new Promise<void>((resolve) => {
       const decide = (from: number) =>
         setImmediate(() =>
           setImmediate(() => {
-            if (this.inFlight <= 0 && this.lastRequestAt >= from) return decide(performance.now());
-            if (this.inFlight <= 0) this.collectNow();
+            if (this.inFlight.size === 0 && this.lastRequestAt >= from) return decide(performance.now());
+            if (this.inFlight.size === 0) this.collectNow();
+            else this.collectWhileBusy();
             this.waiting = undefined;
             resolve();
           }),
@@ -138,6 +161,23 @@ export class HeapScrub {
     try {
       this.gc({ type: 'minor' });
       if (full) this.collectWholeHeap();
+    } finally {
+      this.lastScrubEndedAt = performance.now();
+    }
+  }
+
+  /**
+   * The young generation alone, while requests are in flight: the whole
+   * heap's collection (20 to 70 ms of the event loop) waits for quiet, and
+   * for what must wait with it: a collection of V8's own since the last
+   * scrub, which a later scrub's would hide (its reports then count as the
+   * scrub's own).
+   */
+  private collectWhileBusy(): void {
+    if (this.lastCollectionAt > this.lastScrubEndedAt) this.oldGenerationStrings = true;
+    try {
+      this.gc({ type: 'minor' });
+      this.busyCollections++;
     } finally {
       this.lastScrubEndedAt = performance.now();
     }

@@ -1,11 +1,17 @@
 /**
  * When the scrubs that follow answers run: the collection of the server's
  * heap (heap-scrub.ts) and the scrub of Node's read buffers
- * (read-buffer-scrub.ts). Both run once no request has been in flight for
- * QUIET_MS after the last answer; the read buffers' also IN_FLIGHT_WAIT_MS
- * after the last answer whatever is in flight. While requests keep coming
- * neither is needed: each read replaces the last, and the next quiet
- * spell's collection clears what V8's own collections freed meanwhile.
+ * (read-buffer-scrub.ts). Both run QUIET_MS after the last answer unless a
+ * request that came after it is in flight; then the read buffers' waits
+ * for that request's answer, up to IN_FLIGHT_WAIT_MS after the last
+ * answer, and the heap's for quiet. While requests keep coming neither is
+ * needed: each read replaces the last, and the next quiet spell's
+ * collection clears what V8's own collections freed meanwhile. A request
+ * that was already in flight at the answer (a long compile, a client that
+ * trickles its body) holds neither back, and the heap's collection is then
+ * of the young generation alone (heap-scrub.ts): waiting for it once let
+ * one slow client keep other clients' heads and bodies (their keys among
+ * them) in the server, found by a hostile review.
  *
  * They share one timer, which a request arriving never clears. Node keeps
  * a single libuv timer for all of its timers and moves it only earlier: a
@@ -17,29 +23,29 @@
  * cleared or moved by the next request, timers woke the server 29 times in
  * 19 six-page reports sent one after another (16 with this one, the pool's
  * first look counted in both). Here a deadline is only ever moved earlier;
- * one that comes while a request is in flight is the next answer's to set
- * again, and it is the only wake.
+ * one that comes while a request that came since is in flight is that
+ * request's answer's to set again, and it is the only wake.
  */
 
-/** Time with no request in flight after the last answer: well inside the promise's "at the answer" (scanned 300 ms after it). */
+/** Time after the last answer: well inside the promise's "at the answer" (scanned 300 ms after it). */
 const QUIET_MS = 100;
 /**
- * While a request is in flight, the read buffers' scrub waits for its
- * answer, up to this long after the last answer: a compile longer than
- * QUIET_MS (a 50-page report takes half a second) then costs no scrub of
- * its own, and a request whose body never comes holds it back no longer
- * than this.
+ * While a request that came after the last answer is in flight, the read
+ * buffers' scrub waits for its answer, up to this long after the last
+ * answer: a compile longer than QUIET_MS sent right after an answer (a
+ * 50-page report takes half a second) then costs no scrub of its own, and
+ * a request whose body never comes holds it back no longer than this.
  */
 const IN_FLIGHT_WAIT_MS = 1000;
 /** libuv counts whole milliseconds and its clock may lag `performance.now()` by one: a timer may run up to 2 ms before its deadline as the latter sees it. */
 const EARLY_MS = 3;
 
 export interface Scrubs {
-  /** Requests received and not yet answered (or abandoned). */
-  inFlight(): number;
-  /** Runs once quiet: the read buffers' scrub and the heap's collection. */
+  /** Whether a request that came after `time` (performance.now()) is in flight: not yet answered, nor abandoned. */
+  cameSince(time: number): boolean;
+  /** Runs QUIET_MS after the last answer: the read buffers' scrub and the heap's collection. */
   quiet(): void;
-  /** Runs IN_FLIGHT_WAIT_MS after the last answer with requests still in flight: the read buffers' scrub. */
+  /** Runs IN_FLIGHT_WAIT_MS after the last answer with a request that came since still in flight: the read buffers' scrub. */
   overdue(): void;
 }
 
@@ -55,16 +61,16 @@ export function setScrubs(what: Scrubs): void {
   scrubs = what;
 }
 
-/** When the scrubs asked for at `asked` are due: QUIET_MS after it, or IN_FLIGHT_WAIT_MS while a request is in flight. */
-function dueAfter(asked: number, inFlight: boolean): number {
-  return asked + (inFlight ? IN_FLIGHT_WAIT_MS : QUIET_MS);
+/** When the scrubs asked for at `asked` are due: QUIET_MS after it, or IN_FLIGHT_WAIT_MS while a request that came since is in flight. */
+function dueAfter(asked: number, cameSince: boolean): number {
+  return asked + (cameSince ? IN_FLIGHT_WAIT_MS : QUIET_MS);
 }
 
 /** After every answer, closed connection and worker result (once its request no longer counts as in flight). */
 export function scrubAfterAnswer(): void {
   if (!scrubs) return;
   askedAt = performance.now();
-  armBy(dueAfter(askedAt, scrubs.inFlight() > 0));
+  armBy(dueAfter(askedAt, false));
 }
 
 /** Makes the timer run by `at`: a timer due sooner is left as it is (it sets itself again when it runs). */
@@ -79,15 +85,15 @@ function run(): void {
   timer = undefined;
   dueAt = Number.POSITIVE_INFINITY;
   if (askedAt === undefined || !scrubs) return;
-  const inFlight = scrubs.inFlight() > 0;
-  const due = dueAfter(askedAt, inFlight);
-  // Not due yet: armed by an earlier answer than the last, or waiting on a request in flight.
+  const cameSince = scrubs.cameSince(askedAt);
+  const due = dueAfter(askedAt, cameSince);
+  // Not due yet: armed by an earlier answer than the last, or waiting on a request that came since.
   if (performance.now() < due - EARLY_MS) {
     armBy(due);
     return;
   }
   askedAt = undefined;
-  // With a request in flight the heap's collection waits for quiet: the next answer asks again.
-  if (inFlight) scrubs.overdue();
+  // With a request that came since in flight the heap's collection waits for quiet: its answer asks again.
+  if (cameSince) scrubs.overdue();
   else scrubs.quiet();
 }

@@ -107,7 +107,7 @@ export function wipeSocketReads(server: Server, ownPath: OwnPath): void {
     const scrub = new HeapScrub();
     heap = scrub;
     setScrubs({
-      inFlight: () => scrub.requestsInFlight,
+      cameSince: (time) => scrub.cameSince(time),
       quiet: () => {
         // The scrub's writes go out before the collection holds the event loop (a full one takes 20 to 70 ms).
         scrubReadBuffers();
@@ -122,12 +122,12 @@ export function wipeSocketReads(server: Server, ownPath: OwnPath): void {
     if (!isParserScrub(socket)) socket.on('close', scrubAfterAnswer);
   });
   server.on('request', (request: IncomingMessage, response) => {
-    scrub.requestStarts(request.rawHeaders);
+    const started = scrub.requestStarts(request.rawHeaders);
     onAnswerEnd(response, () => {
       // After the onResponse hooks, which read the head (the log line, the metrics) a few turns later.
       setImmediate(forgetHead, request);
       // The request no longer counts as in flight before the scrubs are asked for.
-      scrub.answered();
+      scrub.answered(started);
       scrubAfterAnswer();
     });
   });
