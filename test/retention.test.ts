@@ -443,6 +443,19 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: "a signed 200 whose first page links to an address that is a marker (the page's dictionary copied into the update)",
+      async run() {
+        const { body, markers } = markedRequest();
+        const address = marker('LINKADDRESS');
+        const template = `${body.template}\n#link("https://${address}.example/")[the link]`;
+        const res = await generate(service, { ...body, template, pdf: { signature: {} } });
+        assert.equal(res.status, 200);
+        const pdf = Buffer.from(await res.arrayBuffer());
+        assert.ok(pdf.includes(`/URI (https://${address}`), "the page's link annotation, in its dictionary, carries the address");
+        return { ...markers, address, ...signatureParts(pdf) };
+      },
+    },
+    {
       name: 'a signed 200 of several megabytes on the Typst 0.14 engine (hashed on the thread pool)',
       async run() {
         const { body, markers } = markedRequest('\n#pdf.attach("blob.bin", read("blob.bin", encoding: none))');

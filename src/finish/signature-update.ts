@@ -28,6 +28,7 @@
 import { appendUpdate, ascii, type NewObject } from './incremental-update.js';
 import { PdfObjects } from './pdf-objects.js';
 import { arrayItems, dictionaryAt, type Entry, entryOf, PdfSyntaxError, type Ref, referenceAt, type Span } from './pdf-syntax.js';
+import { wipe } from '../retention/wipe.js';
 
 /** The texts of the signature dictionary, each already a PDF string (`(...)` or `<FEFF...>`). */
 export interface SignatureTexts {
@@ -60,30 +61,35 @@ function pdfDate(time: Date): string {
   return `D:${time.getUTCFullYear()}${two(time.getUTCMonth() + 1)}${two(time.getUTCDate())}${two(time.getUTCHours())}${two(time.getUTCMinutes())}${two(time.getUTCSeconds())}Z`;
 }
 
-/** A dictionary written again: its entries as they were but those named in `drop`, then `extra` (bytes). */
+/*
+ * The copies below hold the PDF's own bytes (a link's address, an
+ * attachment's name: request content), and short ones land in Node's
+ * shared pool, which no one wipes. So entries are written from views of
+ * the PDF, not copies of them, and what a copy is made of is wiped once
+ * copied: `extra`, whose parts are this module's own (the writer,
+ * incremental-update.ts, wipes the values it is given).
+ */
+
+/** A dictionary written again: its entries as they were but those named in `drop`, then `extra` (bytes, wiped once copied). */
 function dictionaryWith(bytes: Uint8Array, entries: Entry[], drop: string[], extra: Buffer[]): Buffer {
-  const parts: Buffer[] = [ascii('<<')];
+  const parts: Uint8Array[] = [ascii('<<')];
   for (const { key, value } of entries) {
     if (drop.some((name) => entryOf(bytes, [{ key, value }], name))) continue;
-    parts.push(
-      Buffer.from(bytes.subarray(key.start, key.end)),
-      ascii(' '),
-      Buffer.from(bytes.subarray(value.start, value.end)),
-      ascii('\n'),
-    );
+    parts.push(bytes.subarray(key.start, key.end), ascii(' '), bytes.subarray(value.start, value.end), ascii('\n'));
   }
   parts.push(...extra, ascii('>>'));
-  return Buffer.concat(parts);
+  const dictionary = Buffer.concat(parts);
+  wipe(...extra);
+  return dictionary;
 }
 
 /** An array of the items of the array (direct, or the object a reference names) at `span`, then `ref`; no array: just `ref`. */
 function arrayWith(objects: PdfObjects, bytes: Uint8Array, span: Span | undefined, ref: Ref): Buffer {
-  const parts: Buffer[] = [ascii('[')];
+  const parts: Uint8Array[] = [ascii('[')];
   if (span) {
     const array = objects.resolve(bytes, span);
     if (array.bytes[array.span.start] !== 0x5b) throw new PdfSyntaxError('expected an array');
-    for (const item of arrayItems(array.bytes, array.span.start))
-      parts.push(Buffer.from(array.bytes.subarray(item.start, item.end)), ascii(' '));
+    for (const item of arrayItems(array.bytes, array.span.start)) parts.push(array.bytes.subarray(item.start, item.end), ascii(' '));
   }
   parts.push(ascii(`${refText(ref)}]`));
   return Buffer.concat(parts);

@@ -91,13 +91,13 @@ let heap: HeapScrub | undefined;
  * buffer, one for every server of the process, and the one of the last
  * stream read in JavaScript, are replaced by zeros after every answer and
  * every closed connection, whatever the outcome (read-buffer-scrub.ts, when
- * scrub-timer.ts says). No listener reads
- * the sockets themselves: one would make Node hand every read to JavaScript
- * as a new buffer, about 9 MB of garbage per large body besides the body's
- * own chunks, and a full garbage collection for each.
+ * scrub-timer.ts says). No listener reads the sockets themselves: one would
+ * make Node hand every read to JavaScript as a new buffer, about 9 MB of
+ * garbage per large body besides the body's own chunks, and a full garbage
+ * collection for each.
  *
  * The strings the parser made of the request's head (its key among them)
- * are collected once the process is idle, in memory V8 then clears
+ * are collected shortly after the answer, in memory V8 then clears
  * (heap-scrub.ts), and the parser's own copies of a URL that is none of
  * `ownPath`'s, or of a head that came in pieces, go with their connection
  * (kept-alive-heads.ts).
