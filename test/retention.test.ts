@@ -818,6 +818,31 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: 'a 200 and a 400 from multipart forms whose boundaries are markers (and a JSON body whose content type names a marked parameter)',
+      async run() {
+        const markers = { boundary: marker('BOUNDARY'), refusedBoundary: marker('BOUNDARY'), parameter: marker('PARAMETER') };
+        const { parts } = markedForm();
+        const ok = await generate(service, formBody(parts, markers.boundary), {
+          headers: { 'content-type': `multipart/form-data; boundary="${markers.boundary}"` },
+        });
+        assert.equal(ok.status, 200);
+        await ok.arrayBuffer();
+        const refused = await generate(service, formBody([{ name: 'template', value: 'x' }], markers.refusedBoundary), {
+          headers: { 'content-type': `multipart/form-data; boundary=${markers.refusedBoundary}` },
+        });
+        assert.equal(refused.status, 400);
+        await refused.arrayBuffer();
+        const json = await generate(
+          service,
+          { data: {}, template: 'typed' },
+          { headers: { 'content-type': `application/json; x-note=${markers.parameter}` } },
+        );
+        assert.equal(json.status, 200);
+        await json.arrayBuffer();
+        return markers;
+      },
+    },
+    {
       name: 'a client gone mid-compile from a multipart form',
       async run() {
         const { parts, markers } = markedForm(LONG_LOOP);

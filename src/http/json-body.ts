@@ -23,6 +23,7 @@ import { BodyIncompleteError, BodyTimeoutError, BodyTooLargeError, firstBodyByte
 import { bodyTimeoutMessage, MESSAGES, unsupportedEncoding } from '../messages.js';
 import { PoolUnavailableError } from '../render/errors.js';
 import { HttpError } from './errors.js';
+import { wipe } from '../retention/wipe.js';
 import { sendContinue } from './expect.js';
 
 export interface BodyOptions extends CheckOptions {
@@ -62,6 +63,7 @@ export function registerJsonBody(app: FastifyInstance, options: BodyOptions): vo
     // A check that throws has wiped the bytes; its error goes to the error handler as any other.
     receiveBody(payload, { declaredLength, limit: MAX_BODY_BYTES, idleMs: bodyTimeoutMs, room })
       .then((received) => checker.check(received, boundary))
+      .finally(() => wipe(boundary))
       .then(
         ({ bytes, check }) => {
           if (check.ok) return done(null, { body: bytes, layout: check.layout } satisfies Job);
@@ -87,9 +89,17 @@ export function registerJsonBody(app: FastifyInstance, options: BodyOptions): vo
   };
   app.addContentTypeParser('application/json', (request, payload, done) => parse(request, payload, done));
   // A form is received the same way, and checked by its own parser (request/form-check.ts); its boundary was checked onRequest.
-  app.addContentTypeParser('multipart/form-data', (request, payload, done) =>
-    parse(request, payload, done, formBoundary(request.headers['content-type'] ?? '') as Buffer),
-  );
+  app.addContentTypeParser('multipart/form-data', (request, payload, done) => parse(request, payload, done, takeBoundary(request)));
+}
+
+/** Each form's boundary, from its onRequest check to its parser (takeBoundary); a request's own, gone with it. */
+const boundaries = new WeakMap<IncomingMessage, Buffer>();
+
+/** The boundary requireJsonWithinLimit found for `request`'s form, handed over once. */
+function takeBoundary(request: FastifyRequest): Buffer | undefined {
+  const boundary = boundaries.get(request.raw);
+  boundaries.delete(request.raw);
+  return boundary;
 }
 
 /** Encodings as a client may name them, shown in the answer only if they look like one. */
@@ -100,12 +110,17 @@ const ENCODING = /^[\w.,+ -]{1,40}$/;
  * declared JSON or a form, and uncompressed; 400 for a form without its boundary; 400 for an HTTP/1.0 body without a
  * length; 413 when Content-Length already says too much.
  */
-export async function requireJsonWithinLimit(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+export async function requireJsonWithinLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const contentType = request.headers['content-type'] ?? '';
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json' && type !== 'multipart/form-data') throw new HttpError(415, MESSAGES.unsupportedMediaType);
   const boundary = type === 'multipart/form-data' ? formBoundary(contentType) : undefined;
   if (typeof boundary === 'string') throw new HttpError(400, boundary);
+  // Fastify picks the body's parser by the whole header, which it keeps as the key of a cache of its own (100 of
+  // them, for the process's life): a form's boundary, or any parameter a client adds, would stay there. It is
+  // given the media type alone, and the boundary is kept for the parser, which wipes it.
+  request.headers['content-type'] = type;
+  if (boundary) boundaries.set(request.raw, reply.holdings.hold(boundary));
   const encoding = request.headers['content-encoding']?.trim();
   if (encoding && encoding.toLowerCase() !== 'identity') {
     throw new HttpError(415, unsupportedEncoding(ENCODING.test(encoding) ? encoding.toLowerCase() : 'unknown'));

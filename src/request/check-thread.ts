@@ -16,6 +16,7 @@
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { poolBuffer, poolSlot, releaseBody } from '../retention/body-pool.js';
+import { wipe } from '../retention/wipe.js';
 import { checkForm } from './form-check.js';
 import { type BodyCheck, type CheckOptions, checkBody, LARGE_DATA_BYTES } from '../bytes/json-check.js';
 
@@ -152,6 +153,9 @@ function serve(options: CheckOptions): void {
     } catch (error) {
       // A body that could not be checked is wiped by the main thread (releaseBody), not here.
       reply = { id, buffer: moved, error: (error as Error).message };
+    } finally {
+      // This thread's copy of the form's boundary (the message's).
+      wipe(boundary);
     }
     parentPort!.postMessage(reply, moved ? [moved] : []);
   });

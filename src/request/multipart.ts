@@ -23,6 +23,8 @@
 import { FORM_MESSAGES } from '../messages.js';
 import { hexValue } from '../bytes/hex.js';
 import type { Range } from '../bytes/layout.js';
+import { ownedBuffer } from '../retention/owned-buffer.js';
+import { wipe } from '../retention/wipe.js';
 
 /** One part: its `name`, its file name if it has one, and its content. */
 export interface FormPart {
@@ -72,8 +74,9 @@ function equalsIgnoringCase(bytes: Uint8Array, from: number, to: number, lower: 
 }
 
 /**
- * The boundary a Content-Type header names (a header, not request content),
- * as bytes; a string saying what is wrong if there is none or it breaks
+ * The boundary a Content-Type header names, as bytes of their own (the
+ * caller wipes them: a client chooses its boundary, a marker as well as
+ * anything); a string saying what is wrong if there is none or it breaks
  * RFC 2046's rules (1 to 70 characters).
  */
 export function formBoundary(contentType: string): Buffer | string {
@@ -81,7 +84,9 @@ export function formBoundary(contentType: string): Buffer | string {
   const boundary = match === null ? undefined : (match[1]?.replace(/\\(.)/g, '$1') ?? match[2]);
   if (!boundary) return FORM_MESSAGES.noBoundary;
   if (boundary.length > 70 || !/^[\x20-\x7e]+$/.test(boundary)) return FORM_MESSAGES.badBoundary;
-  return Buffer.from(boundary, 'latin1');
+  const bytes = ownedBuffer(boundary.length);
+  bytes.write(boundary, 'latin1');
+  return bytes;
 }
 
 class FormError extends Error {}
@@ -100,7 +105,17 @@ export function parseForm(body: Buffer, boundary: Uint8Array, maxParts: number):
 }
 
 function readParts(body: Buffer, boundary: Uint8Array, maxParts: number): FormPart[] {
-  const delimiter = Buffer.concat([Buffer.from('\r\n--'), boundary]);
+  const delimiter = ownedBuffer(boundary.length + 4);
+  delimiter.write('\r\n--', 'latin1');
+  delimiter.set(boundary, 4);
+  try {
+    return partsBetween(body, boundary, delimiter, maxParts);
+  } finally {
+    wipe(delimiter);
+  }
+}
+
+function partsBetween(body: Buffer, boundary: Uint8Array, delimiter: Buffer, maxParts: number): FormPart[] {
   // The first boundary line: at the very start, or after a preamble (which is ignored) and a CRLF.
   let at: number;
   if (body[0] === DASH && body[1] === DASH && body.subarray(2, 2 + boundary.length).equals(boundary)) at = 0;
