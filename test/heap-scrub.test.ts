@@ -67,6 +67,25 @@ async function scrubOnce(scrub: HeapScrub): Promise<{ young: number; full: numbe
   return { young: countBetween(from, to, YOUNG), full: countBetween(from, to, FULL) };
 }
 
+describe('the requests in flight that hold the scrubs back', () => {
+  it('are those that came after the last answered one, whenever its answer is reported', () => {
+    const scrub = new HeapScrub();
+    // A client's next request, read before the last answer's end was reported.
+    const first = scrub.requestStarts(HEAD_SEEN);
+    const next = scrub.requestStarts(HEAD_SEEN);
+    scrub.answered(first);
+    assert.equal(scrub.laterInFlight(), true);
+    scrub.answered(next);
+    assert.equal(scrub.laterInFlight(), false);
+    // A client that trickles its body, then another's request answered meanwhile.
+    const trickling = scrub.requestStarts(HEAD_SEEN);
+    const answered = scrub.requestStarts(HEAD_SEEN);
+    scrub.answered(answered);
+    assert.equal(scrub.laterInFlight(), false);
+    scrub.answered(trickling);
+  });
+});
+
 describe("the heap scrub's collection once quiet", () => {
   const scrub = new HeapScrub();
 

@@ -1,7 +1,7 @@
 /**
  * When the scrubs after answers run (src/retention/scrub-timer.ts), with
- * real timers: 100 ms after the last answer, never while a request that
- * came since is in flight but for the read buffers' bound, and on a timer
+ * real timers: 100 ms after the last answer, never while a later request
+ * is in flight but for the read buffers' bound, and on a timer
  * that answers and requests never clear, so that a stream of answers wakes the process at most once per
  * quiet time. The scrubs themselves are checked from outside by
  * retention.test.ts and read-buffer-scrub.test.ts.
@@ -46,17 +46,17 @@ after(() => {
 const sleep = (ms: number) => new Promise((resolve) => realSetTimeout(resolve, ms));
 
 interface Record {
-  /** A request in flight since (performance.now()), if any. */
-  inFlightSince: number | undefined;
+  /** A request that came after the last answered one is in flight. */
+  laterInFlight: boolean;
   quiet: number[];
   overdue: number[];
 }
 
 /** Scrubs that note when they ran (ms since `start`), with a request in flight as the record says. */
 function recorded(start: number): Record {
-  const record: Record = { inFlightSince: undefined, quiet: [], overdue: [] };
+  const record: Record = { laterInFlight: false, quiet: [], overdue: [] };
   setScrubs({
-    cameSince: (time) => record.inFlightSince !== undefined && record.inFlightSince > time,
+    laterInFlight: () => record.laterInFlight,
     quiet: () => record.quiet.push(performance.now() - start),
     overdue: () => record.overdue.push(performance.now() - start),
   });
@@ -88,7 +88,7 @@ describe('the scrubs after answers', () => {
     scrubAfterAnswer();
     // A request that comes after the answer, and is in flight when the scrubs are due.
     await sleep(20);
-    record.inFlightSince = performance.now();
+    record.laterInFlight = true;
     await sleep(380);
     assert.deepEqual(record.quiet, [], 'no scrub while a request that came since is in flight');
     assert.deepEqual(record.overdue, []);
@@ -97,33 +97,33 @@ describe('the scrubs after answers', () => {
     assert.ok(record.overdue[0]! >= 995, `the read buffers' scrub ran ${record.overdue[0]} ms after the answer`);
     assert.deepEqual(record.quiet, []);
     // The request is answered: its answer asks again, and the heap's collection follows.
-    record.inFlightSince = undefined;
+    record.laterInFlight = false;
     scrubAfterAnswer();
     await sleep(300);
     assert.equal(record.quiet.length, 1);
   });
 
-  it('are not held back by a request that was already in flight at the answer (a long compile, a body trickling in)', async () => {
+  it('are not held back by a request that came before the answered one (a long compile, a body trickling in)', async () => {
     const start = performance.now();
     const record = recorded(start);
-    record.inFlightSince = performance.now();
+    // In flight, but no later than the request answered (HeapScrub.laterInFlight).
+    record.laterInFlight = false;
     await sleep(20);
     scrubAfterAnswer();
     await sleep(250);
     assert.equal(record.quiet.length, 1, `quiet scrubs at ${record.quiet}`);
     assert.ok(record.quiet[0]! >= 115 && record.quiet[0]! < 200, `ran ${record.quiet[0]} ms after the start, 100 ms after the answer`);
     assert.deepEqual(record.overdue, []);
-    record.inFlightSince = undefined;
   });
 
-  it('run 100 ms after the request that came since is answered, not at the 1 s bound', async () => {
+  it('run 100 ms after the later request is answered, not at the 1 s bound', async () => {
     const start = performance.now();
     const record = recorded(start);
     scrubAfterAnswer();
     await sleep(10);
-    record.inFlightSince = performance.now();
+    record.laterInFlight = true;
     await sleep(290);
-    record.inFlightSince = undefined;
+    record.laterInFlight = false;
     scrubAfterAnswer();
     await sleep(400);
     assert.equal(record.quiet.length, 1, `quiet scrubs at ${record.quiet}`);
@@ -138,9 +138,9 @@ describe('the scrubs after answers', () => {
     clearedThenLater.length = 0;
     // A client sending requests one after another, each answered 15 ms after it came, for 600 ms.
     while (performance.now() - start < 600) {
-      record.inFlightSince = performance.now();
+      record.laterInFlight = true;
       await sleep(15);
-      record.inFlightSince = undefined;
+      record.laterInFlight = false;
       scrubAfterAnswer();
       await sleep(1);
     }

@@ -13,12 +13,12 @@
  * parser refers to it until the next request comes. So once the answer is
  * done, the request lets go of its head (forgetHead).
  *
- * A moment after an answer, unless a request that came since is in flight
+ * A moment after an answer, unless a later request is in flight
  * (scrub-timer.ts), the server collects its garbage, and V8 clears what
- * that frees (old-generation-clearing.ts). A
- * request's strings stay in the young generation unless a collection moved
- * them twice while they were live: one of V8's own, or two of the scrub's
- * made while requests were in flight.
+ * that frees (old-generation-clearing.ts). A request's strings stay in the
+ * young generation unless a collection moved them twice while they were
+ * live: one of V8's own, or two of the scrub's made while requests were in
+ * flight.
  * So when V8 made a collection of its own since the last scrub, or a
  * request named a header the server had not seen (its name is in the old
  * generation from the start: header-names.ts), or its URL was none of the
@@ -59,9 +59,9 @@ const MOVING = new Set<number>([
   ...(MINOR_MARK_SWEEP === undefined ? [] : [MINOR_MARK_SWEEP]),
 ]);
 
-/** A request in flight: when it came, and how many of the scrub's young collections there had been. */
+/** A request in flight: the how-manyth it came, and how many of the scrub's young collections there had been. */
 export interface InFlight {
-  cameAt: number;
+  order: number;
   busyCollections: number;
 }
 
@@ -73,6 +73,10 @@ export class HeapScrub {
   private lastScrubEndedAt = Number.NEGATIVE_INFINITY;
   /** When the last request arrived. */
   private lastRequestAt = Number.NEGATIVE_INFINITY;
+  /** Requests received so far. */
+  private received = 0;
+  /** The latest to come (InFlight.order) of the requests answered so far. */
+  private lastAnswered = 0;
   /** Requests received and not yet answered (or abandoned). */
   private readonly inFlight = new Set<InFlight>();
   /** The young collections the scrub made while requests were in flight, so far. */
@@ -106,14 +110,19 @@ export class HeapScrub {
   requestStarts(rawHeaders: string[]): InFlight {
     this.lastRequestAt = performance.now();
     if (this.headerNames.anyNew(rawHeaders)) this.oldGenerationStrings = true;
-    const request = { cameAt: this.lastRequestAt, busyCollections: this.busyCollections };
+    const request = { order: ++this.received, busyCollections: this.busyCollections };
     this.inFlight.add(request);
     return request;
   }
 
-  /** Whether a request that came after `time` (performance.now()) is in flight (scrub-timer.ts). */
-  cameSince(time: number): boolean {
-    for (const request of this.inFlight) if (request.cameAt > time) return true;
+  /**
+   * Whether a request in flight came after the last one answered did
+   * (scrub-timer.ts). Compared by the order they came in, not by when the
+   * answer ended: Node may read a client's next request before it reports
+   * the last answer's end, in the same turn of the event loop.
+   */
+  laterInFlight(): boolean {
+    for (const request of this.inFlight) if (request.order > this.lastAnswered) return true;
     return false;
   }
 
@@ -125,6 +134,7 @@ export class HeapScrub {
   /** After an answer (or an abandoned request), with what its requestStarts() returned. */
   answered(request: InFlight): void {
     this.inFlight.delete(request);
+    this.lastAnswered = Math.max(this.lastAnswered, request.order);
     // Moved twice by the scrub's own collections while it was live: its strings are in the old generation.
     if (this.busyCollections - request.busyCollections >= 2) this.oldGenerationStrings = true;
   }

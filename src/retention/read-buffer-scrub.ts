@@ -17,12 +17,12 @@
  *   finds no request in them and closes the connection, answering 400 to
  *   no one but us (nothing is logged of it: http/client-errors.ts).
  *
- * Both run shortly after the last answer unless a request that came since
- * is in flight, and 1 s after it whatever is in flight (scrub-timer.ts),
- * and what they replace is filled as it is freed
- * (freed-memory-fill.ts). While requests keep coming, each read replaces
- * the last, as far as it reaches. Node offers no way to choose or wipe the buffers a
- * server reads into (`onread` is for sockets one creates), hence this.
+ * Both run shortly after the last answer unless a later request is in
+ * flight, and 1 s after it whatever is in flight (scrub-timer.ts), and
+ * what they replace is filled as it is freed (freed-memory-fill.ts). While
+ * requests keep coming, each read replaces the last, as far as it reaches.
+ * Node offers no way to choose or wipe the buffers a server reads into
+ * (`onread` is for sockets one creates), hence this.
  */
 import type { Server } from 'node:http';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';

@@ -2,12 +2,12 @@
  * When the scrubs that follow answers run: the collection of the server's
  * heap (heap-scrub.ts) and the scrub of Node's read buffers
  * (read-buffer-scrub.ts). Both run QUIET_MS after the last answer unless a
- * request that came after it is in flight; then the read buffers' waits
- * for that request's answer, up to IN_FLIGHT_WAIT_MS after the last
- * answer, and the heap's for quiet. While requests keep coming neither is
+ * request that came after the last answered one is in flight; then the
+ * read buffers' waits for that request's answer, up to IN_FLIGHT_WAIT_MS
+ * after the last answer, and the heap's for quiet. While requests keep coming neither is
  * needed: each read replaces the last, and the next quiet spell's
  * collection clears what V8's own collections freed meanwhile. A request
- * that was already in flight at the answer (a long compile, a client that
+ * that came before the answered one (a long compile, a client that
  * trickles its body) holds neither back, and the heap's collection is then
  * of the young generation alone (heap-scrub.ts): waiting for it once let
  * one slow client keep other clients' heads and bodies (their keys among
@@ -23,15 +23,15 @@
  * cleared or moved by the next request, timers woke the server 29 times in
  * 19 six-page reports sent one after another (16 with this one, the pool's
  * first look counted in both). Here a deadline is only ever moved earlier;
- * one that comes while a request that came since is in flight is that
- * request's answer's to set again, and it is the only wake.
+ * one that comes while a later request is in flight is that request's
+ * answer's to set again, and it is the only wake.
  */
 
 /** Time after the last answer: well inside the promise's "at the answer" (scanned 300 ms after it). */
 const QUIET_MS = 100;
 /**
- * While a request that came after the last answer is in flight, the read
- * buffers' scrub waits for its answer, up to this long after the last
+ * While a request that came after the last answered one is in flight, the
+ * read buffers' scrub waits for its answer, up to this long after the last
  * answer: a compile longer than QUIET_MS sent right after an answer (a
  * 50-page report takes half a second) then costs no scrub of its own, and
  * a request whose body never comes holds it back no longer than this.
@@ -41,11 +41,11 @@ const IN_FLIGHT_WAIT_MS = 1000;
 const EARLY_MS = 3;
 
 export interface Scrubs {
-  /** Whether a request that came after `time` (performance.now()) is in flight: not yet answered, nor abandoned. */
-  cameSince(time: number): boolean;
+  /** Whether a request that came after the last answered one is in flight: not yet answered, nor abandoned. */
+  laterInFlight(): boolean;
   /** Runs QUIET_MS after the last answer: the read buffers' scrub and the heap's collection. */
   quiet(): void;
-  /** Runs IN_FLIGHT_WAIT_MS after the last answer with a request that came since still in flight: the read buffers' scrub. */
+  /** Runs IN_FLIGHT_WAIT_MS after the last answer with a later request still in flight: the read buffers' scrub. */
   overdue(): void;
 }
 
@@ -61,9 +61,9 @@ export function setScrubs(what: Scrubs): void {
   scrubs = what;
 }
 
-/** When the scrubs asked for at `asked` are due: QUIET_MS after it, or IN_FLIGHT_WAIT_MS while a request that came since is in flight. */
-function dueAfter(asked: number, cameSince: boolean): number {
-  return asked + (cameSince ? IN_FLIGHT_WAIT_MS : QUIET_MS);
+/** When the scrubs asked for at `asked` are due: QUIET_MS after it, or IN_FLIGHT_WAIT_MS while a later request is in flight. */
+function dueAfter(asked: number, later: boolean): number {
+  return asked + (later ? IN_FLIGHT_WAIT_MS : QUIET_MS);
 }
 
 /** After every answer, closed connection and worker result (once its request no longer counts as in flight). */
@@ -85,15 +85,15 @@ function run(): void {
   timer = undefined;
   dueAt = Number.POSITIVE_INFINITY;
   if (askedAt === undefined || !scrubs) return;
-  const cameSince = scrubs.cameSince(askedAt);
-  const due = dueAfter(askedAt, cameSince);
-  // Not due yet: armed by an earlier answer than the last, or waiting on a request that came since.
+  const later = scrubs.laterInFlight();
+  const due = dueAfter(askedAt, later);
+  // Not due yet: armed by an earlier answer than the last, or waiting on a later request.
   if (performance.now() < due - EARLY_MS) {
     armBy(due);
     return;
   }
   askedAt = undefined;
-  // With a request that came since in flight the heap's collection waits for quiet: its answer asks again.
-  if (cameSince) scrubs.overdue();
+  // With a later request in flight the heap's collection waits for quiet: its answer asks again.
+  if (later) scrubs.overdue();
   else scrubs.quiet();
 }

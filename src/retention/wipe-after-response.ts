@@ -107,7 +107,7 @@ export function wipeSocketReads(server: Server, ownPath: OwnPath): void {
     const scrub = new HeapScrub();
     heap = scrub;
     setScrubs({
-      cameSince: (time) => scrub.cameSince(time),
+      laterInFlight: () => scrub.laterInFlight(),
       quiet: () => {
         // The scrub's writes go out before the collection holds the event loop (a full one takes 20 to 70 ms).
         scrubReadBuffers();
