@@ -16,8 +16,8 @@ import { processLimit } from '../src/process-limits.js';
 import { NO_RATE_LIMIT } from './support/hostile.js';
 import { describeHit, encodings, scanMemory } from './support/memory-scan.js';
 import { scrape } from './support/metrics.js';
-import { connect, type Socket } from 'node:net';
-import { head, open, type RawResponse, rawRequest, readAll } from './support/raw-http.js';
+import type { Socket } from 'node:net';
+import { answerHead, head, open, type RawResponse, rawRequest, readAll } from './support/raw-http.js';
 import { formBody, type Part } from './support/form.js';
 import { generate, readiness, startService, TEST_KEY, waitReady, type Service } from './support/service.js';
 import { makeTestIdentity, type TestIdentity } from './support/signing-identity.js';
@@ -145,36 +145,23 @@ function scanAfterEach(cases: Case[], service: () => Service): void {
 }
 
 /**
- * Writes `text` (a request's head and what of its body comes with it) on a
- * connection of its own to `url`'s port, and waits for the answer's status
- * line (past a 100 Continue). Then `late`, if given: bytes of the body sent
- * after the answer, once the scrub the answer asked for has run (100 ms
- * after it), and given 50 ms to be read. `then`: the client half-closes
- * after `text`, or keeps the connection open (until the case has scanned).
+ * `text` (a request's head and what of its body comes with it) on a
+ * connection of its own to `url`'s port, answered (answerHead). Then
+ * `late`, if given: bytes of the body sent after the answer, once the scrub
+ * the answer asked for has run (100 ms after it), and given 50 ms to be
+ * read. `then`: the client half-closes after `text`, or keeps the
+ * connection open (until the case has scanned). Returns the status line.
  */
 async function answeredOnOwnConnection(url: string, text: string, then: 'stay' | 'half-close', late?: Buffer): Promise<string> {
-  const { hostname, port } = new URL(url);
-  const socket = connect({ host: hostname, port: Number(port) });
-  socket.on('error', () => undefined);
-  let received = '';
-  const statusLine = new Promise<string>((resolve) =>
-    socket.on('data', (chunk: Buffer) => {
-      received += chunk.toString('latin1');
-      const final = /HTTP\/1\.1 [2-5]\d\d [^\r]*\r\n/.exec(received);
-      if (final && received.includes('\r\n\r\n', final.index)) resolve(final[0].trim());
-    }),
-  );
-  socket.write(text);
-  if (then === 'half-close') socket.end();
-  else keptOpen.push(socket);
-  const answered = await statusLine;
+  const { statusLine, socket } = await answerHead(url, text, then === 'half-close');
+  if (then === 'stay') keptOpen.push(socket);
   if (late) {
     await sleep(LATE_BODY_AFTER_MS);
     socket.write(late);
     await sleep(50);
   }
   if (then === 'half-close') socket.destroy();
-  return answered;
+  return statusLine;
 }
 
 /** The business rules the service loads for these tests (one for the MINIMUM profile). */

@@ -74,21 +74,21 @@ function escapedName(raw: Uint8Array): Buffer {
 
 export function errorBody(body: Uint8Array, error: BodyError): Buffer {
   if ('message' in error) return jsonErrorBody(error.message);
-  const before = Buffer.from(JSON.stringify({ error: error.before }).slice(0, -2));
-  const after = Buffer.from(`${JSON.stringify(error.after).slice(1, -1)}"}`);
+  // The message's parts go straight into the answer's own buffer: they may quote the request (a validator's message
+  // naming an element of the XML), and a Buffer made of a short string would be a slice of Node's shared pool,
+  // which no one wipes.
+  const before = JSON.stringify({ error: error.before }).slice(0, -2);
+  const after = `${JSON.stringify(error.after).slice(1, -1)}"}`;
   const sent = body.subarray(error.name.start, error.name.end);
   const name = error.raw ? escapedName(sent) : sent;
   const cut = cutAt(name, NAME_BYTES);
-  const ellipsis = cut < name.length ? Buffer.from('...') : Buffer.alloc(0);
-  const out = ownedBuffer(before.length + cut + ellipsis.length + after.length);
-  let at = 0;
-  for (const part of [before, name.subarray(0, cut), ellipsis, after]) {
-    out.set(part, at);
-    at += part.length;
-  }
-  // `before` and `after` are slices of Node's shared pool (short strings' bytes), and may quote the request (a
-  // validator's message naming an element of the XML): no one else wipes them.
-  wipe(before, after);
+  const ellipsis = cut < name.length ? '...' : '';
+  const out = ownedBuffer(Buffer.byteLength(before) + cut + ellipsis.length + Buffer.byteLength(after));
+  let at = out.write(before);
+  out.set(name.subarray(0, cut), at);
+  at += cut;
+  at += out.write(ellipsis, at, 'latin1');
+  out.write(after, at);
   if (error.raw) wipe(name);
   return out;
 }

@@ -118,7 +118,8 @@ export async function requireJsonWithinLimit(request: FastifyRequest, reply: Fas
   if (typeof boundary === 'string') throw new HttpError(400, boundary);
   // Fastify picks the body's parser by the whole header, which it keeps as the key of a cache of its own (100 of
   // them, for the process's life): a form's boundary, or any parameter a client adds, would stay there. It is
-  // given the media type alone, and the boundary is kept for the parser, which wipes it.
+  // given the media type alone, and the boundary is kept for the parser, which wipes it once the form is checked
+  // (the response too, should a later hook answer first).
   request.headers['content-type'] = type;
   if (boundary) boundaries.set(request.raw, reply.holdings.hold(boundary));
   const encoding = request.headers['content-encoding']?.trim();

@@ -71,8 +71,6 @@ export class HeapScrub {
   private lastCollectionAt = Number.NEGATIVE_INFINITY;
   /** When the last scrub's own collections ended: the ones that start later are V8's. */
   private lastScrubEndedAt = Number.NEGATIVE_INFINITY;
-  /** When the last request arrived. */
-  private lastRequestAt = Number.NEGATIVE_INFINITY;
   /** Requests received so far. */
   private received = 0;
   /** The latest to come (InFlight.order) of the requests answered so far. */
@@ -108,7 +106,6 @@ export class HeapScrub {
    * name, value, name, ...). Returns what its answered() is to be given.
    */
   requestStarts(rawHeaders: string[]): InFlight {
-    this.lastRequestAt = performance.now();
     if (this.headerNames.anyNew(rawHeaders)) this.oldGenerationStrings = true;
     const request = { order: ++this.received, busyCollections: this.busyCollections };
     this.inFlight.add(request);
@@ -150,17 +147,18 @@ export class HeapScrub {
    */
   collect(): Promise<void> {
     this.waiting ??= new Promise<void>((resolve) => {
+      // `from`: the requests received when the turns began; more since, all answered, means they came and went.
       const decide = (from: number) =>
         setImmediate(() =>
           setImmediate(() => {
-            if (this.inFlight.size === 0 && this.lastRequestAt >= from) return decide(performance.now());
+            if (this.inFlight.size === 0 && this.received > from) return decide(this.received);
             if (this.inFlight.size === 0) this.collectNow();
             else this.collectWhileBusy();
             this.waiting = undefined;
             resolve();
           }),
         );
-      decide(performance.now());
+      decide(this.received);
     });
     return this.waiting;
   }

@@ -70,7 +70,8 @@ function dueAfter(asked: number, later: boolean): number {
 export function scrubAfterAnswer(): void {
   if (!scrubs) return;
   askedAt = performance.now();
-  armBy(dueAfter(askedAt, false));
+  // No request can have come after this answer yet.
+  armBy(askedAt + QUIET_MS);
 }
 
 /** Makes the timer run by `at`: a timer due sooner is left as it is (it sets itself again when it runs). */

@@ -23,6 +23,30 @@ export function open(service: Service): Promise<Socket> {
   });
 }
 
+/**
+ * Writes `text` on a connection of its own to `url`'s port (any server of
+ * the service's: the API's, the metrics'), and ends its side after it if
+ * `halfClose`. Resolves once the answer's head has come, past a 100
+ * Continue: its status line, and the socket, still open on the server's
+ * side.
+ */
+export async function answerHead(url: string, text: string, halfClose: boolean): Promise<{ statusLine: string; socket: Socket }> {
+  const { hostname, port } = new URL(url);
+  const socket = connect({ host: hostname, port: Number(port) });
+  socket.on('error', () => undefined);
+  let received = '';
+  const statusLine = new Promise<string>((resolve) =>
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+      const final = /HTTP\/1\.1 [2-5]\d\d [^\r]*\r\n/.exec(received);
+      if (final && received.includes('\r\n\r\n', final.index)) resolve(final[0].trim());
+    }),
+  );
+  socket.write(text);
+  if (halfClose) socket.end();
+  return { statusLine: await statusLine, socket };
+}
+
 /** The request head of a generate call; `headers` replace the defaults (null removes one). */
 export function head(headers: Record<string, string | number | null> = {}): string {
   const all: Record<string, string | number | null> = {
