@@ -40,7 +40,7 @@ import { DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './api-values.js';
 import { DEFAULT_CRASHES_PER_MINUTE } from './config.js';
 import { identifyKey, requireKey } from './http/auth.js';
 import { PendingBodies } from './request/pending-bodies.js';
-import { clientErrorHandler, frameworkErrorHandler, refuseConnect, requireHost } from './http/client-errors.js';
+import { answerHalfClosedClients, clientErrorHandler, frameworkErrorHandler, refuseConnect, requireHost } from './http/client-errors.js';
 import { errorHandler, HttpError, sendError } from './http/errors.js';
 import { registerExpectations } from './http/expect.js';
 import { fontsRoute, type FontSource } from './http/fonts.js';
@@ -137,6 +137,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('crashLimited', undefined);
   registerExpectations(app);
   refuseConnect(app.server);
+  answerHalfClosedClients(app.server);
   // routePaths before the routes: it learns each as it is added.
   wipeSocketReads(app.server, routePaths(app));
   registerWipe(app);

@@ -4,9 +4,11 @@
  * reason; labels that never carry what a request sent; METRICS_PORT.
  */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { delta, METRIC_PREFIX as P, requestsAnswered as requests, scrape } from './support/metrics.js';
 import { exchange } from './support/openapi.js';
+import { readAll } from './support/raw-http.js';
 import { generate, startService, TEST_KEY, waitReady, type Service } from './support/service.js';
 
 const RUNAWAY = '#for i in range(100000) { for j in range(100000) { } }';
@@ -186,6 +188,14 @@ describe('metrics on their own port (METRICS_PORT)', () => {
       assert.equal((await fetch(`${service.url}/metrics`)).status, 404);
       const doc = (await (await fetch(`${service.url}/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
       assert.equal(doc.paths['/metrics'], undefined, 'the document describes only the API port');
+      // A scraper that half-closes once its request is sent still gets the metrics.
+      const { hostname, port } = new URL(match[1]!);
+      const socket = connect(Number(port), hostname);
+      const answer = readAll(socket);
+      socket.end('GET /metrics HTTP/1.1\r\nhost: localhost\r\n\r\n');
+      const scraped = await answer;
+      assert.equal(scraped.status, 200);
+      assert.match(scraped.body, /^typst_pdf_http_requests_total\{/m);
     } finally {
       assert.equal(await service.stop(), 0);
     }

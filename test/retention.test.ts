@@ -1150,6 +1150,21 @@ describe('request content in memory, at the answer', () => {
         return markers;
       },
     },
+    {
+      name: 'a 200 whose client half-closed once its request was whole (its data, template and a header marked)',
+      async run() {
+        const markers = { data: marker('HALFDATA'), template: marker('HALFTEMPLATE'), header: marker('HALFWHOLEHEAD') };
+        const body = JSON.stringify({ data: { v: markers.data }, template: `${markers.template} #data.v` });
+        const socket = await open(service);
+        const answer = readAll(socket);
+        socket.write(head({ 'content-length': Buffer.byteLength(body), connection: null, 'x-marker': markers.header }) + body);
+        socket.end();
+        const res = await answer;
+        assert.equal(res.status, 200);
+        assert.ok(res.body.startsWith('%PDF-'));
+        return markers;
+      },
+    },
   ];
 
   scanAfterEach(cases, () => service);

@@ -123,6 +123,20 @@ export async function requireHost(request: FastifyRequest): Promise<void> {
  * CONNECT asks the server to open a tunnel, which this service never does; Node hands such a request
  * to 'connect' listeners only, and closes the connection without an answer when there is none.
  */
+/**
+ * A client that half-closes once its request is whole (a shutdown of its
+ * writing side, as `nc -N` does) still gets its answer, then the connection
+ * is closed. Node's default drops such a request unanswered: with
+ * `httpAllowHalfOpen` false (an undocumented property of Node's HTTP
+ * server, read where the client's end arrives), its end aborts every
+ * request on the connection. A client that half-closes mid-body is still
+ * dropped at once: Node's parser reports the cut body as an error first
+ * (answerInFlight).
+ */
+export function answerHalfClosedClients(server: Server): void {
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+}
+
 export function refuseConnect(server: Server): void {
   server.on('connect', (_request: IncomingMessage, socket: Socket, head: Buffer) => {
     wipe(head);

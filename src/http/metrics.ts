@@ -10,6 +10,7 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { jsonErrorBody } from '../bytes/error-body.js';
+import { answerHalfClosedClients } from './client-errors.js';
 import { MESSAGES } from '../messages.js';
 import type { AnswerLimits } from './answer-limits.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -219,6 +220,7 @@ export async function listenMetrics(metrics: ServiceMetrics, port: number, host:
       () => response.writeHead(500).end(),
     );
   });
+  answerHalfClosedClients(server);
   wipeSocketReads(server, (url) => url === '/metrics');
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

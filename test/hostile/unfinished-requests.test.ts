@@ -97,6 +97,32 @@ describe('a body that stops', () => {
   });
 });
 
+describe('a client that half-closes once its request is whole', () => {
+  it('gets its answer, then the connection closes', async () => {
+    const body = JSON.stringify({ data: { n: 7 }, template: 'half-closed #data.n' });
+    const socket = await open(service);
+    const answer = readAll(socket);
+    // Kept alive as far as the request says: the client's end alone closes it, once answered.
+    socket.end(head({ 'content-length': Buffer.byteLength(body), connection: null }) + body);
+    const res = await answer;
+    assert.equal(res.status, 200);
+    assert.match(res.headers, /^content-type: application\/pdf$/im);
+    assert.equal(Buffer.byteLength(res.body, 'latin1'), Number(/^content-length: (\d+)$/im.exec(res.headers)?.[1]));
+    assert.ok(res.body.startsWith('%PDF-') && res.body.trimEnd().endsWith('%%EOF'));
+  });
+
+  it('gets an answer to each request it sent before its end, in order', async () => {
+    const body = JSON.stringify({ data: {}, template: 'first' });
+    const socket = await open(service);
+    const answer = readAll(socket);
+    socket.write(head({ 'content-length': Buffer.byteLength(body), connection: null }) + body);
+    socket.end(head({ authorization: null, connection: null, 'content-length': 2 }) + '{}');
+    const res = await answer;
+    assert.equal(res.status, 200);
+    assert.match(res.body, /HTTP\/1\.1 401 Unauthorized\r\n/);
+  });
+});
+
 describe('a malformed chunked body', () => {
   const chunked = head({ 'content-length': null, 'transfer-encoding': 'chunked' });
   for (const [name, framing] of [
