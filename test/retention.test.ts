@@ -1208,16 +1208,19 @@ describe('request content in memory, at the answer', () => {
     });
 
     // The same gap for labels: both engines intern every label a compile makes (one in the template, or one made
-    // from `data` by `label()`), on the native heap for the worker's life.
-    it(`keeps, ${AFTER_ANSWER_MS} ms after a 200 on the Typst ${typst} engine, its labels only in the engine's label table`, async (t) => {
+    // from `data` by `label()`), on the native heap for the worker's life. Labelled headings, signed: the PDF names
+    // them as destinations, which the server's signature update reads and copies (it keeps none).
+    it(`keeps, ${AFTER_ANSWER_MS} ms after a signed 200 on the Typst ${typst} engine, its labels only in the engine's label table`, async (t) => {
       const labels = { template: marker('TEMPLATELABEL'), data: marker('DATALABEL') };
       const res = await generate(service, {
         data: { label: labels.data },
-        template: `Text <${labels.template}>\n#metadata(1) #label(data.label)`,
+        template: `= Text <${labels.template}>\n#heading[Data] #label(data.label)\n#link(<${labels.template}>)[to] #link(label(data.label))[to]`,
         typst,
+        pdf: { signature: {} },
       });
       assert.equal(res.status, 200, await res.clone().text());
-      await res.arrayBuffer();
+      const pdf = Buffer.from(await res.arrayBuffer());
+      assert.ok(pdf.includes(labels.template) && pdf.includes(labels.data), 'the PDF names both labels as destinations');
       await sleep(AFTER_ANSWER_MS);
       const found = scanService(service, labels);
       t.diagnostic(countsOf(found));
