@@ -333,6 +333,10 @@ export const EINVOICE_MESSAGES = {
     before: `Field "pdf.einvoice.profile" is "${requested}" but the e-invoice XML "`,
     after: `" declares "${declared}"`,
   }),
+  nameTaken: (fileName: string) => ({
+    before: 'The e-invoice XML "',
+    after: `" must be the only file named "${fileName}" in the PDF, and the template attaches another file under that name`,
+  }),
   rules: (failures: { id: string; text: string }[]) => ({
     before: 'The e-invoice XML "',
     after: `" breaks ${failures.length} business rule${failures.length === 1 ? '' : 's'}: ${failures.map((f) => `${f.id}: ${f.text}`).join('; ')}`,

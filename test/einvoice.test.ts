@@ -149,6 +149,31 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
     assert.deepEqual(relationships(pdf).sort(), ['Alternative', 'Supplement']);
   });
 
+  it('refuses a template that attaches another file under the name the XML must have, rather than drop it', async () => {
+    const other = (name: string) =>
+      `#pdf.attach("${name}", bytes("not the invoice"), relationship: "supplement", mime-type: "text/plain", description: "other")\n= Invoice`;
+    const assets = { 'inv.xml': EN16931.toString('base64') };
+    // Directly, and under a path the attachment's plain name makes the same.
+    for (const name of ['factur-x.xml', 'a/factur-x.xml']) {
+      const res = await generate(service, body({ xml: 'inv.xml' }, { template: other(name), assets }));
+      assert.equal(res.status, 400);
+      assert.equal(
+        await errorOf(res),
+        'The e-invoice XML "inv.xml" must be the only file named "factur-x.xml" in the PDF, and the template attaches another file under that name',
+      );
+    }
+    // XRECHNUNG's name is xrechnung.xml: a file of the template's named factur-x.xml then stays.
+    const xrechnungXml = EN16931.toString('utf8').replace(
+      '<ram:ID>urn:cen.eu:en16931:2017</ram:ID>',
+      '<ram:ID>urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0</ram:ID>',
+    );
+    const xrechnung = await generate(
+      service,
+      body({ xml: 'inv.xml' }, { template: other('factur-x.xml'), assets: { 'inv.xml': Buffer.from(xrechnungXml).toString('base64') } }),
+    );
+    assert.deepEqual(pdfAttachments(await pdfOf(xrechnung)).sort(), ['factur-x.xml', 'xrechnung.xml']);
+  });
+
   it('gives each profile its /AFRelationship, file name and conformance level', async () => {
     const declaring = (id: string, xml = EN16931.toString('utf8')) =>
       xml.replace('<ram:ID>urn:cen.eu:en16931:2017</ram:ID>', `<ram:ID>${id}</ram:ID>`);
@@ -275,6 +300,12 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
       await errorOf(await generate(service, body({ xml: '../x.xml' }))),
       /^Field "pdf.einvoice.xml" must be an asset or attachment name/,
     );
+    for (const xml of [5, true, null]) {
+      assert.equal(
+        await errorOf(await generate(service, body({ xml }))),
+        'Field "pdf.einvoice.xml" must be a string: the name of an asset, or of a file the template attaches',
+      );
+    }
     assert.equal(await errorOf(await generate(service, body({ pdf: 1 }))), 'Field "pdf.einvoice" may hold only "xml" and "profile"');
     assert.equal(
       await errorOf(await generate(service, body([]))),

@@ -36,6 +36,7 @@ function assetNamed(job: Job, name: Buffer): Buffer | undefined {
 function messageParts(failure: EinvoiceFailure): { before: string; after: string } {
   if (failure.kind === 'no-xml') return EINVOICE_MESSAGES.noXml;
   if (failure.kind === 'rules') return EINVOICE_MESSAGES.rules(failure.errors);
+  if (failure.kind === 'name-taken') return EINVOICE_MESSAGES.nameTaken(failure.fileName);
   const { refusal } = failure;
   switch (refusal.kind) {
     case 'malformed':

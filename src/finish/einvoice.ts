@@ -20,7 +20,7 @@ import { deflateSync } from 'node:zlib';
 import type { EinvoiceProfile } from '../api-values.js';
 import { checkRules, hasRules, type RuleFailure } from './business-rules.js';
 import { PROFILE_RULES } from './facturx.js';
-import { type Attachment, embeddedFile, nameTreeEntries } from './attachments.js';
+import { embeddedFile, nameTreeEntries } from './attachments.js';
 import { mergeFacturXmp } from './einvoice-xmp.js';
 import { appendUpdate, type NewObject, valueObject } from './incremental-update.js';
 import { PdfObjects } from './pdf-objects.js';
@@ -37,7 +37,12 @@ export interface EinvoiceRequest {
   asset: () => Buffer | undefined;
 }
 
-export type EinvoiceFailure = { kind: 'no-xml' } | { kind: 'xml'; refusal: XmlRefusal } | { kind: 'rules'; errors: RuleFailure[] };
+export type EinvoiceFailure =
+  | { kind: 'no-xml' }
+  | { kind: 'xml'; refusal: XmlRefusal }
+  | { kind: 'rules'; errors: RuleFailure[] }
+  /** The template attached another file under the name the XML must have (`fileName`). */
+  | { kind: 'name-taken'; fileName: string };
 
 /** `ruled`: the operator's business rules checked the XML (their XSLT engine made JavaScript strings of it). */
 export type Finished = { ok: true; pdf: Buffer; warnings: RuleFailure[]; ruled: boolean } | { ok: false; failure: EinvoiceFailure };
@@ -95,6 +100,12 @@ function finish(objects: PdfObjects, request: EinvoiceRequest): Finished {
       warnings = rules.warnings;
     }
     const rules = PROFILE_RULES[profile];
+    // The XML must be the only file of its Factur-X name: another one the template attached under it is refused, not dropped.
+    const target = Buffer.from(rules.fileName);
+    const targetForms = textForms(target);
+    if (attachments.some((a) => a !== attached && targetForms.some((form) => form.equals(a.key)))) {
+      return { ok: false, failure: { kind: 'name-taken', fileName: rules.fileName } };
+    }
     const updated: NewObject[] = [];
     let next = objects.size;
 
@@ -139,22 +150,15 @@ function finish(objects: PdfObjects, request: EinvoiceRequest): Finished {
     const specRef = attached?.spec instanceof PdfRef ? attached.spec : new PdfRef(specNum, 0);
 
     // The name tree, flat and sorted: the other attachments, and the XML once under its Factur-X name.
-    const target = Buffer.from(rules.fileName);
-    const dropped = (a: Attachment) => a === attached || a.key.equals(target);
-    const kept = attachments.filter((a) => !dropped(a));
+    const kept = attachments.filter((a) => a !== attached);
     const entries = [...kept, { key: target, spec: specRef as PdfValue }].sort((a, b) => Buffer.compare(a.key, b.key));
     const embeddedFiles: PdfDict = new Map([['Names', entries.flatMap((e) => [new PdfString(e.key), e.spec])]]);
     const newNames: PdfDict = new Map(names ?? []);
     newNames.set('EmbeddedFiles', embeddedFiles);
 
-    // /AF: the associated files the template listed, less the ones replaced, and the XML.
-    const droppedRefs = attachments
-      .filter(dropped)
-      .flatMap((a) => (a.spec instanceof PdfRef && a.spec.num !== specNum ? [a.spec.num] : []));
+    // /AF: the associated files the template listed, and the XML once (a specification of the template's is replaced).
     const af = objects.follow(catalog.get('AF'));
-    const associated = (Array.isArray(af) ? af : []).filter(
-      (v) => !(v instanceof PdfRef && (droppedRefs.includes(v.num) || v.num === specNum)),
-    );
+    const associated = (Array.isArray(af) ? af : []).filter((v) => !(v instanceof PdfRef && v.num === specNum));
     associated.push(specRef);
 
     // The XMP: Typst's packet with the Factur-X properties and their extension schema.
