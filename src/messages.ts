@@ -60,6 +60,7 @@ export const MESSAGES = {
   einvoiceField: 'Field "pdf.einvoice" must be a JSON object with the optional fields "xml" and "profile"',
   einvoiceKey: 'Field "pdf.einvoice" may hold only "xml" and "profile"',
   einvoiceProfile: `Field "pdf.einvoice.profile" must be one of ${quotedList(EINVOICE_PROFILES)}`,
+  einvoiceXmlNotString: 'Field "pdf.einvoice.xml" must be a string: the name of an asset, or of a file the template attaches',
   einvoiceStandard: `Field "pdf.standard" must be one of ${quotedList(EINVOICE_STANDARDS)} with "pdf.einvoice": a Factur-X invoice is PDF/A-3`,
   pdfStandard: `Field "pdf.standard" must be one of ${quotedList(PDF_STANDARDS)}`,
   pdfTagged: 'Field "pdf.tagged" must be true or false',
@@ -229,8 +230,15 @@ export function textRefusedMessage(hazard: 'run' | 'marks', where: 'template' | 
 }
 
 export function pdfTooLargeMessage(maxPdfBytes: number): string {
-  const mb = Math.round((maxPdfBytes / (1024 * 1024)) * 10) / 10;
-  return `The PDF exceeds the ${mb} MB output limit`;
+  return `The PDF exceeds the ${sizeText(maxPdfBytes)} output limit`;
+}
+
+/** A limit in bytes as its message words it: in MB (of 1,048,576 bytes) from one MB, one decimal at most; in KB below; in bytes below one KB. */
+function sizeText(bytes: number): string {
+  const oneDecimal = (n: number) => Math.round(n * 10) / 10;
+  if (bytes >= 1024 * 1024) return `${oneDecimal(bytes / (1024 * 1024))} MB`;
+  if (bytes >= 1024) return `${oneDecimal(bytes / 1024)} KB`;
+  return `${bytes} bytes`;
 }
 
 /** The 400 message for a template that did not compile, with its place in the template as sent. */

@@ -184,3 +184,12 @@ describe('every status the API answers with, and its message', () => {
     });
   }
 });
+
+describe('the output limit in its 422 message', () => {
+  it('is written in MB from one MB, in KB below, in bytes below one KB', () => {
+    assert.equal(pdfTooLargeMessage(100 * 1024 * 1024), 'The PDF exceeds the 100 MB output limit');
+    assert.equal(pdfTooLargeMessage(1.5 * 1024 * 1024), 'The PDF exceeds the 1.5 MB output limit');
+    assert.equal(pdfTooLargeMessage(20_000), 'The PDF exceeds the 19.5 KB output limit');
+    assert.equal(pdfTooLargeMessage(500), 'The PDF exceeds the 500 bytes output limit');
+  });
+});

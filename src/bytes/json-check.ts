@@ -25,7 +25,6 @@ import { dataEndFromBack } from './data-end.js';
 import { firstEscape, hex4, unescapeJsonString, withUnescaped } from './json-string.js';
 import { CLOSE_OBJECT, COLON, COMMA, fault, JsonError, JsonScanner, kindAt, OPEN_OBJECT, QUOTE, skipWhitespace } from './json-scanner.js';
 import {
-  ASSET_NAME_PROBLEMS,
   BODY_MESSAGES,
   einvoiceXmlName,
   invalidJson,
@@ -243,7 +242,8 @@ function checkEinvoice(body: Uint8Array, entry: Member): EinvoiceOptions | BodyC
       if (profile === undefined) return message(MESSAGES.einvoiceProfile);
       options.profile = profile;
     } else {
-      const problem = member.kind === 'string' ? withUnescaped(body, member.value, nameProblem) : ASSET_NAME_PROBLEMS.empty;
+      if (member.kind !== 'string') return message(MESSAGES.einvoiceXmlNotString);
+      const problem = withUnescaped(body, member.value, nameProblem);
       if (problem !== null) return message(einvoiceXmlName(problem));
       options.xml = member.value;
     }
