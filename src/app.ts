@@ -5,9 +5,9 @@
  * the order they are added below; docs/how-it-works.md shows the same):
  *
  *   onRequest  first: the answers each connection owes, counted (http/draining.ts)
- *              0. no Host: 400 (http/client-errors.ts requireHost)
  *              1. identify the key (http/auth.ts identifyKey)          /v1 only
  *              2. count it: 429 past the limit (http/rate-limit.ts)   /v1 only
+ *                 no Host: 400 (http/client-errors.ts requireHost)
  *              3. unknown path: 404, before the body is read; another method
  *                 than POST on /v1/pdf/generate: 405 (http/generate.ts)
  *              4. shutting down: 503 (http/draining.ts)               not /healthz, /readyz
@@ -34,13 +34,20 @@
  *
  * Every error's answer is made in http/errors.ts, its words in messages.ts.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './api-values.js';
 import { DEFAULT_CRASHES_PER_MINUTE } from './config.js';
 import { identifyKey, requireKey } from './http/auth.js';
 import { PendingBodies } from './request/pending-bodies.js';
-import { answerHalfClosedClients, clientErrorHandler, frameworkErrorHandler, refuseConnect, requireHost } from './http/client-errors.js';
+import {
+  answerHalfClosedClients,
+  clientErrorHandler,
+  frameworkErrorHandler,
+  lastBeforeHalfClose,
+  refuseConnect,
+  requireHost,
+} from './http/client-errors.js';
 import { errorHandler, HttpError, sendError } from './http/errors.js';
 import { registerExpectations } from './http/expect.js';
 import { fontsRoute, type FontSource } from './http/fonts.js';
@@ -104,6 +111,13 @@ export interface AppOptions {
 const REQUEST_TIMES_BODY_TIMEOUT = 2;
 const CHECKS_PER_BODY_TIMEOUT = 4;
 
+/** The headers every answer has: no caching, no sniffing, the request's id. */
+function setAnswerHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('cache-control', 'no-store');
+  reply.header('x-content-type-options', 'nosniff');
+  reply.header('x-request-id', sentRequestId(request.headers) ?? request.id);
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const bodies = options.bodies ?? new PendingBodies(0);
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
@@ -127,7 +141,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
     clientErrorHandler: clientErrorHandler(bodies),
-    frameworkErrors: frameworkErrorHandler,
+    // Answered outside every hook: the headers every answer has are set here.
+    frameworkErrors: (error, request, reply) => {
+      setAnswerHeaders(request, reply);
+      frameworkErrorHandler(error, request, reply);
+    },
   });
 
   const answers = options.answers ?? new AnswerLimits({ maxPendingBytes: 0, readerStallMs: 30_000 });
@@ -148,11 +166,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.setErrorHandler(errorHandler(options.compileTimeoutMs));
   app.setNotFoundHandler((_request, reply) => sendError(reply, new HttpError(404, MESSAGES.notFound)));
-  // onRequest steps 0 to 4 (see the table above); 5 to 7 belong to the /v1 routes below.
+  // onRequest steps 1 to 4 (see the table above); 5 to 7 belong to the /v1 routes below.
   countOwedAnswers(app, options.health.closing);
-  app.addHook('onRequest', requireHost);
   app.addHook('onRequest', identifyKey(options.keys));
   const rateLimitHealth = registerRateLimit(app, { keys: options.keys, ...options.rateLimit });
+  // Counted first, as every request is: its answer carries the rate-limit headers too.
+  app.addHook('onRequest', requireHost);
   // Fastify would otherwise read and parse an unknown path's body before answering 404.
   app.addHook('onRequest', async (request) => {
     if (request.is404) throw new HttpError(404, MESSAGES.notFound);
@@ -160,9 +179,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   refuseWhileClosing(app, options.health.closing);
 
   app.addHook('onSend', async (request, reply) => {
-    reply.header('cache-control', 'no-store');
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('x-request-id', sentRequestId(request.headers) ?? request.id);
+    if (lastBeforeHalfClose(reply.raw)) reply.header('connection', 'close');
+    setAnswerHeaders(request, reply);
   });
 
   app.addHook('onResponse', async (request, reply) => {

@@ -13,7 +13,7 @@
  * request is answered (400, 408) and its connection closed; a client that
  * closed its side mid-body is dropped at once.
  */
-import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { PendingBodies } from '../request/pending-bodies.js';
@@ -137,6 +137,20 @@ export function answerHalfClosedClients(server: Server): void {
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 }
 
+/**
+ * Whether `response` is the last answer owed to a client that half-closed:
+ * Node marks it (`_last`, where the client's end arrives) and closes the
+ * connection after it, so its head should say `Connection: close` (Node
+ * would still write `keep-alive`). Earlier answers of a pipeline are not
+ * marked, and keep the connection for the rest. An answer whose head is
+ * made before the client's end arrives (a pipelined refusal, answered at
+ * once) still says `keep-alive`, and the connection closes after it all
+ * the same.
+ */
+export function lastBeforeHalfClose(response: ServerResponse): boolean {
+  return (response as ServerResponse & { _last?: boolean })._last === true;
+}
+
 export function refuseConnect(server: Server): void {
   server.on('connect', (_request: IncomingMessage, socket: Socket, head: Buffer) => {
     wipe(head);
@@ -145,7 +159,10 @@ export function refuseConnect(server: Server): void {
   });
 }
 
-/** Fastify's `frameworkErrors`: a URL it cannot route (bad encoding, a too long parameter) is a 400 like any other. */
+/**
+ * Fastify's `frameworkErrors`: a URL it cannot route (bad encoding, a too long parameter) is a 400 like any other.
+ * Fastify answers it outside every hook (app.ts sets the headers every answer has; such a request is not counted).
+ */
 export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   void sendError(reply, new HttpError(error.statusCode && error.statusCode < 500 ? error.statusCode : 400, MESSAGES.badUrl));
 }

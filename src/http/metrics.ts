@@ -10,7 +10,7 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { jsonErrorBody } from '../bytes/error-body.js';
-import { answerHalfClosedClients } from './client-errors.js';
+import { answerHalfClosedClients, lastBeforeHalfClose } from './client-errors.js';
 import { MESSAGES } from '../messages.js';
 import type { AnswerLimits } from './answer-limits.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -216,7 +216,14 @@ export async function listenMetrics(metrics: ServiceMetrics, port: number, host:
       return;
     }
     metrics.text().then(
-      (body) => response.writeHead(200, { 'content-type': metrics.contentType(), 'cache-control': 'no-store' }).end(body),
+      (body) =>
+        response
+          .writeHead(200, {
+            'content-type': metrics.contentType(),
+            'cache-control': 'no-store',
+            ...(lastBeforeHalfClose(response) ? { connection: 'close' } : {}),
+          })
+          .end(body),
       () => response.writeHead(500).end(),
     );
   });

@@ -106,6 +106,7 @@ describe('a client that half-closes once its request is whole', () => {
     socket.end(head({ 'content-length': Buffer.byteLength(body), connection: null }) + body);
     const res = await answer;
     assert.equal(res.status, 200);
+    assert.match(res.headers, /^connection: close$/im);
     assert.match(res.headers, /^content-type: application\/pdf$/im);
     assert.equal(Buffer.byteLength(res.body, 'latin1'), Number(/^content-length: (\d+)$/im.exec(res.headers)?.[1]));
     assert.ok(res.body.startsWith('%PDF-') && res.body.trimEnd().endsWith('%%EOF'));
@@ -116,9 +117,11 @@ describe('a client that half-closes once its request is whole', () => {
     const socket = await open(service);
     const answer = readAll(socket);
     socket.write(head({ 'content-length': Buffer.byteLength(body), connection: null }) + body);
-    socket.end(head({ authorization: null, connection: null, 'content-length': 2 }) + '{}');
+    socket.end(`${head({ authorization: null, connection: null, 'content-length': 2 })}{}`);
     const res = await answer;
     assert.equal(res.status, 200);
+    // The first keeps the connection for the second, after which it closes.
+    assert.match(res.headers, /^connection: keep-alive$/im);
     assert.match(res.body, /HTTP\/1\.1 401 Unauthorized\r\n/);
   });
 });
@@ -185,6 +188,19 @@ describe('what Node answers on its own', () => {
     const res = await exchange(`GET /healthz HTTP/1.1\r\n\r\n`);
     assert.equal(res.status, 400);
     assert.equal(errorOf(res), 'Malformed HTTP request: an HTTP/1.1 request must have a Host header');
+    // Under /v1 it is counted first, as every request is, and says so.
+    const api = await exchange(head({ host: null, 'content-length': 2 }), '{}');
+    assert.equal(api.status, 400);
+    assert.match(api.headers, /^x-ratelimit-remaining: \d+$/im);
+  });
+
+  it('a path whose percent-encoding cannot be decoded gets the JSON 400 with the headers of every answer', async () => {
+    const res = await fetch(`${service.url}/v1/pdf/%zz`);
+    assert.equal(res.status, 400);
+    assert.deepEqual(await res.json(), { error: 'Malformed URL' });
+    assert.equal(res.headers.get('cache-control'), 'no-store');
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
   });
 
   it('CONNECT gets a JSON 501', async () => {
