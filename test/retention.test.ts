@@ -553,6 +553,18 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: 'a 400 e-invoice whose template attaches another file under the Factur-X name (its content a marker)',
+      async run() {
+        const { body, markers } = markedRulelessInvoice();
+        const other = marker('OTHERFILE');
+        const attach = `#pdf.attach("factur-x.xml", bytes("${other}"), mime-type: "text/plain", relationship: "supplement", description: "other")`;
+        const res = await generate(service, { ...body, template: `${body.template}\n${attach}` });
+        assert.equal(res.status, 400);
+        assert.match(((await res.json()) as { error: string }).error, /must be the only file named "factur-x.xml"/);
+        return { ...markers, other };
+      },
+    },
+    {
       name: 'a 400 PDF/A refusal on the Typst 0.14 engine',
       async run() {
         const { body, markers } = markedRequest('\n#rect(fill: rgb(0, 0, 0, 50%))');
