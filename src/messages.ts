@@ -254,6 +254,11 @@ export function unsupportedEncoding(encoding: string): string {
   return `Content-Encoding "${encoding}" is not supported: send the JSON body uncompressed`;
 }
 
+/** 501 for a transfer coding other than chunked (a body sent `gzip, chunked`). */
+export function unsupportedTransferCoding(coding: string): string {
+  return `Transfer-Encoding "${coding}" is not supported: send the body chunked or with a Content-Length, uncompressed`;
+}
+
 /** Typst's own messages, reworded where they would show a server path or give no clue (render/diagnostics.ts). */
 export const DIAGNOSTIC_MESSAGES = {
   none: 'compilation failed without a diagnostic',

@@ -20,7 +20,7 @@ import type { CheckOptions } from '../bytes/json-check.js';
 import { BodyRefusedError, type PendingBodies } from '../request/pending-bodies.js';
 import { formBoundary } from '../request/multipart.js';
 import { BodyIncompleteError, BodyTimeoutError, BodyTooLargeError, firstBodyBytes, receiveBody } from '../request/receive.js';
-import { bodyTimeoutMessage, MESSAGES, unsupportedEncoding } from '../messages.js';
+import { bodyTimeoutMessage, MESSAGES, unsupportedEncoding, unsupportedTransferCoding } from '../messages.js';
 import { PoolUnavailableError } from '../render/errors.js';
 import { HttpError } from './errors.js';
 import { wipe } from '../retention/wipe.js';
@@ -107,8 +107,8 @@ const ENCODING = /^[\w.,+ -]{1,40}$/;
 
 /**
  * onRequest, before a byte of the body is read: 415 unless the body is
- * declared JSON or a form, and uncompressed; 400 for a form without its boundary; 400 for an HTTP/1.0 body without a
- * length; 413 when Content-Length already says too much.
+ * declared JSON or a form, and uncompressed; 400 for a form without its boundary; 501 for a transfer coding other
+ * than chunked; 400 for an HTTP/1.0 body without a length; 413 when Content-Length already says too much.
  */
 export async function requireJsonWithinLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const contentType = request.headers['content-type'] ?? '';
@@ -125,6 +125,12 @@ export async function requireJsonWithinLimit(request: FastifyRequest, reply: Fas
   const encoding = request.headers['content-encoding']?.trim();
   if (encoding && encoding.toLowerCase() !== 'identity') {
     throw new HttpError(415, unsupportedEncoding(ENCODING.test(encoding) ? encoding.toLowerCase() : 'unknown'));
+  }
+  // Node's parser takes other codings before `chunked` (`gzip, chunked`) and undoes only the chunks: the body
+  // would be read still coded. A server that does not know a transfer coding answers 501 (RFC 9112, 6.1).
+  const transfer = request.headers['transfer-encoding']?.trim().toLowerCase();
+  if (transfer && transfer !== 'chunked') {
+    throw new HttpError(501, unsupportedTransferCoding(ENCODING.test(transfer) ? transfer : 'unknown'));
   }
   if (request.raw.httpVersion === '1.0' && request.headers['content-length'] === undefined) {
     throw new HttpError(400, MESSAGES.lengthRequired, { connection: 'close' });

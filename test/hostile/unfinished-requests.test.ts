@@ -142,6 +142,15 @@ describe('a malformed chunked body', () => {
       assert.ok(res.ms < BODY_TIMEOUT_MS, `answered at once (${res.ms} ms)`);
     });
   }
+
+  it('gets 501 before it is read when it names a transfer coding besides chunked', async () => {
+    const res = await exchange(head({ 'content-length': null, 'transfer-encoding': 'gzip, chunked' }), '2\r\n{}\r\n0\r\n\r\n');
+    assert.equal(res.status, 501);
+    assert.equal(
+      errorOf(res),
+      'Transfer-Encoding "gzip, chunked" is not supported: send the body chunked or with a Content-Length, uncompressed',
+    );
+  });
 });
 
 describe('Expect: 100-continue', () => {
