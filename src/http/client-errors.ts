@@ -11,7 +11,8 @@
  * side, Node's time for the whole request running out). That body can
  * never be whole, so its receiver is stopped: it wipes what came, and the
  * request is answered (400, 408) and its connection closed; a client that
- * closed its side mid-body is dropped at once.
+ * closed its side mid-body is dropped at once. One that half-closes once
+ * its request is whole is answered, and then the connection closed.
  */
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -120,10 +121,6 @@ export async function requireHost(request: FastifyRequest): Promise<void> {
 }
 
 /**
- * CONNECT asks the server to open a tunnel, which this service never does; Node hands such a request
- * to 'connect' listeners only, and closes the connection without an answer when there is none.
- */
-/**
  * A client that half-closes once its request is whole (a shutdown of its
  * writing side, as `nc -N` does) still gets its answer, then the connection
  * is closed. Node's default drops such a request unanswered: with
@@ -151,6 +148,10 @@ export function lastBeforeHalfClose(response: ServerResponse): boolean {
   return (response as ServerResponse & { _last?: boolean })._last === true;
 }
 
+/**
+ * CONNECT asks the server to open a tunnel, which this service never does; Node hands such a request
+ * to 'connect' listeners only, and closes the connection without an answer when there is none.
+ */
 export function refuseConnect(server: Server): void {
   server.on('connect', (_request: IncomingMessage, socket: Socket, head: Buffer) => {
     wipe(head);
