@@ -169,7 +169,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // onRequest steps 1 to 4 (see the table above); 5 to 7 belong to the /v1 routes below.
   countOwedAnswers(app, options.health.closing);
   app.addHook('onRequest', identifyKey(options.keys));
-  const rateLimitHealth = registerRateLimit(app, { keys: options.keys, ...options.rateLimit });
+  const rateLimitHealth = await registerRateLimit(app, { keys: options.keys, ...options.rateLimit });
   // Counted first, as every request is: its answer carries the rate-limit headers too.
   app.addHook('onRequest', requireHost);
   // Fastify would otherwise read and parse an unknown path's body before answering 404.

@@ -47,8 +47,8 @@ declare module 'fastify' {
 }
 
 /** Adds the rate-limit hooks to `app` and returns the state of the counters' store, for /readyz. */
-export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): () => RateLimitHealth {
-  const counter = RateLimitCounter.create(app, options);
+export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<() => RateLimitHealth> {
+  const counter = await RateLimitCounter.create(app, options);
 
   app.addHook('onRequest', async (request) => {
     if (!API_PATH.test(request.url)) return;
