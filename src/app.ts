@@ -111,6 +111,11 @@ export interface AppOptions {
 const REQUEST_TIMES_BODY_TIMEOUT = 2;
 const CHECKS_PER_BODY_TIMEOUT = 4;
 
+/** Fastify's schema compilers, replaced (see buildApp): no route of this service has a schema to compile. */
+function noSchemaCompiler(): never {
+  throw new Error('a route has a schema to compile: this service compiles none (bodies are checked byte by byte)');
+}
+
 /** The headers every answer has: no caching, no sniffing, the request's id. */
 function setAnswerHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.header('cache-control', 'no-store');
@@ -140,6 +145,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Requests that arrive while closing are answered by http/draining.ts, with Retry-After and the 503 message.
     return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
+    // No route validates or serializes by a schema (a body is checked byte by byte, every answer is bytes or an error
+    // body): Fastify's compilers (ajv and fast-json-stringify, 1.5 MB of the server's heap) are never loaded, and a
+    // route given a schema to compile stops the start.
+    schemaController: { compilersFactory: { buildValidator: () => noSchemaCompiler, buildSerializer: () => noSchemaCompiler } },
     clientErrorHandler: clientErrorHandler(bodies),
     // Answered outside every hook: the headers every answer has are set here.
     frameworkErrors: (error, request, reply) => {
