@@ -16,6 +16,7 @@ import type { BodyLayout } from '../src/bytes/layout.js';
 import { TypstEngine } from '../src/render/engine.js';
 import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { createSandbox, type Sandbox } from '../src/render/sandbox.js';
+import { workerAllocatorEnv } from '../src/render/worker-allocator.js';
 import { freedMemoryFill } from '../src/retention/freed-memory-fill.js';
 import { ENGINE_IDS } from '../src/typst-version.js';
 import { workloads, type Workload } from './workloads.js';
@@ -44,14 +45,14 @@ export class FloorProcess {
   ) {}
 
   /**
-   * `bare`: without the workers' allocator settings (freed memory filled:
-   * src/retention/freed-memory-fill.ts), to tell what those cost.
+   * `bare`: without the workers' allocator settings (src/render/worker-allocator.ts); otherwise with
+   * freed memory filled alone (src/retention/freed-memory-fill.ts), to tell what the fill costs.
    */
   static async start(options: { bare?: boolean } = {}): Promise<FloorProcess> {
     const sandbox = createSandbox(undefined);
     const bareEnv = { ...sandbox.env };
-    for (const name of Object.keys(freedMemoryFill().env)) delete bareEnv[name];
-    const env = options.bare ? bareEnv : sandbox.env;
+    for (const name of Object.keys(workerAllocatorEnv())) delete bareEnv[name];
+    const env = options.bare ? bareEnv : { ...bareEnv, ...freedMemoryFill().env };
     const child = fork(SELF, ['--serve'], { env, execArgv: ['--expose-gc'], serialization: 'advanced' });
     await once(child, 'message');
     return new FloorProcess(child, sandbox);

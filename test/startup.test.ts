@@ -127,6 +127,31 @@ describe('settings', () => {
     }
   });
 
+  it("gives each worker's malloc transparent huge pages where the kernel offers them, and not the server's", async () => {
+    const service = await startService({ WORKERS: '1' });
+    try {
+      // A compile that allocates a few dozen MiB: its memory then sits in 2 MiB pages.
+      const template = '#let rows = range(20000).map(i => (str(i), lorem(8)))\n#table(columns: 2, ..rows.slice(0, 400).flatten())';
+      assert.equal((await generate(service, { data: {}, template })).status, 200);
+      const [worker] = service.workerPids();
+      // glibc ends each tunable it has read with a NUL, in place: read back with them as ':'.
+      const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'latin1').replaceAll('\0', ':');
+      assert.ok(environ(worker!).includes(':glibc.malloc.hugetlb=1:'), environ(worker!));
+      assert.ok(!environ(service.process.pid!).includes('hugetlb'), environ(service.process.pid!));
+      const hugeKiB = Number(/AnonHugePages:\s+(\d+)/.exec(readFileSync(`/proc/${worker}/smaps_rollup`, 'latin1'))?.[1]);
+      let mode = 'never';
+      try {
+        mode = /\[(\w+)\]/.exec(readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'latin1'))?.[1] ?? 'never';
+      } catch {
+        // No transparent huge pages in this kernel: glibc asks for nothing.
+      }
+      if (mode === 'never') assert.equal(hugeKiB, 0);
+      else assert.ok(hugeKiB >= 8192, `${hugeKiB} KiB in huge pages (mode ${mode})`);
+    } finally {
+      await service.stop();
+    }
+  });
+
   it("keeps the operator's own size of a V8 heap flag, given in NODE_OPTIONS", async () => {
     const service = await startService({ NODE_OPTIONS: '--max-semi-space-size=4' });
     try {

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // Not from engine.js: that loads the native compiler, which only workers may do (a failure there is reported, not a crash).
 import { VIRTUAL_ROOT } from './virtual-root.js';
-import { freedMemoryFill } from '../retention/freed-memory-fill.js';
 import { providePackages, removeCopy } from './package-scan.js';
+import { workerAllocatorEnv } from './worker-allocator.js';
 
 const UNREACHABLE_PROXY = 'http://0.0.0.0:0';
 
@@ -62,8 +62,8 @@ export function createSandbox(packagePath: string | undefined): Sandbox {
     // the worker reports (GET /v1/fonts) are exactly the fonts it has.
     FONTCONFIG_FILE: '/dev/null',
     // The compiler frees a job's sources, data, layout and PDF without clearing them: the
-    // allocator fills them as they go (retention/freed-memory-fill.ts).
-    ...freedMemoryFill().env,
+    // allocator fills them as they go, and asks for huge pages (worker-allocator.ts).
+    ...workerAllocatorEnv(),
   };
   return { env, dispose, packagesMayHandOutEval, packageDirectory };
 }
