@@ -315,8 +315,9 @@ export class TypstEngine {
    * binding takes a path no other way) only for the call that maps it: while
    * the SVGs' links are inlined, which allocates as much as an SVG has
    * links, no name is a string that could live through two young
-   * collections and so reach the old generation, which the worker collects
-   * only after a failure or warnings (worker.ts).
+   * collections and so reach the old generation. A collection within that
+   * call still can: the job runner counts them (job-run.ts), and the worker
+   * then clears the old generation too (worker.ts).
    */
   private mapAssets(body: Buffer, layout: BodyLayout): void {
     const assets: LinkableAsset[] = layout.assets.map((asset) => ({

@@ -233,7 +233,7 @@ async function main(): Promise<void> {
     reader.giveBack(frame);
     // The answer is on its way; the cache eviction still ends this job, before the next one is read.
     const dropped = runner.endJob();
-    // Here and now: the result holds no strings (garbage 'none'), and the asset names died with the compile.
+    // Here and now: the result holds no strings (garbage 'none'), and the asset names died young with the compile.
     if (hadAssets && garbage === 'none' && !dropped) forgetYoung();
     if (evictionCost.replacementDue && !replacementAsked) {
       replacementAsked = true;
