@@ -35,7 +35,7 @@ describe('the collections counted during a call', () => {
     );
   });
 
-  it('end with a call that throws, so that the next count starts afresh', () => {
+  it('let the error of a call that throws through, and start afresh with the next call', () => {
     assert.throws(
       () =>
         countingCollections(() => {
