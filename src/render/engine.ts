@@ -315,9 +315,8 @@ export class TypstEngine {
    * binding takes a path no other way) only for the call that maps it: while
    * the SVGs' links are inlined, which allocates as much as an SVG has
    * links, no name is a string that could live through two young
-   * collections and so reach the old generation. A collection within that
-   * call still can: the job runner counts them (job-run.ts), and the worker
-   * then clears the old generation too (worker.ts).
+   * collections and so reach the old generation. The worker still clears
+   * both generations after a job with assets (job-run.ts, worker.ts).
    */
   private mapAssets(body: Buffer, layout: BodyLayout): void {
     const assets: LinkableAsset[] = layout.assets.map((asset) => ({

@@ -18,7 +18,6 @@ import { finishJob } from '../finish/einvoice-job.js';
 import { forgetCheckedXml } from '../finish/xml-schema.js';
 import { MESSAGES, pdfTooLargeMessage, templateMessage, textRefusedMessage, warningsHeader } from '../messages.js';
 import type { Holdings } from '../retention/holdings.js';
-import { countingCollections } from '../retention/v8-collections.js';
 import { wipe } from '../retention/wipe.js';
 import { DEFAULT_ENGINE, type EngineId } from '../typst-version.js';
 import type { Compiled, EngineOptions, TypstEngine } from './engine.js';
@@ -39,7 +38,7 @@ export interface JobRun {
   /**
    * What the run left for the worker to collect after the answer: JavaScript
    * strings of the request (Typst's messages or warnings, an e-invoice's
-   * refusal or rules, asset names V8 may have aged), or nothing. The finishing steps' buffers need no
+   * refusal or rules, its asset names), or nothing. The finishing steps' buffers need no
    * collection: each is wiped once used, and is memory of its own, outside
    * V8's heap (retention/owned-buffer.ts), or filled as it is freed
    * (retention/freed-memory-fill.ts).
@@ -80,17 +79,15 @@ export class JobRunner {
    * wiped here, as soon as it is done with.
    */
   run(job: Job, answer: Holdings): JobRun {
-    // Asset names are strings in the worker while the engine maps them (engine.ts mapAssets): a collection of V8's
-    // while one is alive can move it to the old generation (a whole-heap one, or a second young one), where the young
-    // collection after the job would not clear it; the memory-reducing one after strings does (worker.ts).
-    const { value: ran, collections } =
-      job.layout.assets.length > 0 ? countingCollections(() => this.runExactly(job)) : { value: this.runExactly(job), collections: 0 };
+    const ran = this.runExactly(job);
     const { attempt } = ran;
     if (!ran.retried && this.mayCompileOn014(job, attempt) && this.probe014(job)) {
       attempt.failure.message += `; ${MESSAGES.compilesWith014}`;
     }
     const { result, finished } = this.resultOf(job, attempt, answer);
-    const strings = ran.retried || !attempt.ok || attempt.warnings.length > 0 || collections > 0;
+    // Asset names are strings in the worker while the engine maps them (engine.ts mapAssets): dead as soon as it has,
+    // but the young collection alone did not always clear them on Node 24 (worker.ts forgetStrings).
+    const strings = ran.retried || !attempt.ok || attempt.warnings.length > 0 || job.layout.assets.length > 0;
     const garbage = strings ? 'strings' : finished;
     const dropsCompiler = (this.last?.dropsCompiler ?? false) || this.droppedEarlier !== undefined;
     return { result: { ...result, engine: ran.engine, relaid: ran.relaid }, garbage, dropsCompiler };

@@ -149,26 +149,26 @@ function dropFrame(slot: Slot, frame: Frame): void {
  * young generation's size, which V8 grows to tens of MiB in a worker. The
  * bench's documents allocate 6 KB to 270 KB of JavaScript a job (an
  * e-invoice's finishing the most), so semi-spaces of 1 MiB are room
- * enough: the collection after a job with assets then costs at most what it
- * did at 2 MiB, 0.2 to 0.3 ms, instead of 0.7 to 1.7 ms (the e-invoice
- * example, in one process with these flags, Node 24). A job that allocates
- * more collects its young generation more often; the only strings of its
- * request a job that succeeds makes, its asset names, each live for the
- * one call that maps it (engine.ts, mapAssets), so none lives through two
- * collections into the old generation.
+ * enough: at 2 MiB, the young collection after a job cost 0.2 to 0.3 ms
+ * instead of 0.7 to 1.7 ms (the e-invoice example, in one process with
+ * these flags, Node 24). A job that allocates more collects its young
+ * generation more often; the only strings of its request a job that
+ * succeeds makes, its asset names, each live for the one call that maps it
+ * (engine.ts, mapAssets), so none lives through two collections into the
+ * old generation.
  *
  * And the young generation stays at that size (`--min-semi-space-size`
  * too): V8 otherwise shrinks it to semi-spaces of 0.5 MiB (a
  * memory-reducing collection, after a failure or warnings) and grows it
  * again, and as far as we can tell the pages it gives up are kept mapped
- * with what they held, uncleared, for it to grow into. In
- * `test/retention.test.ts`, the case of an asset's name in the engines'
- * path tables found both names' strings in one of a worker's 256 KiB pages
- * after the young collection in 4 of 8 runs of the file on Node 24 (the
- * jobs had seen no collection of V8's while they ran); held at 2 MiB, in
- * none of 9, and at 1 MiB in none of 5. At 1 MiB rather than 2, a worker
- * stays smaller: its RSS over 300 six-page reports on Typst 0.14 went from
- * 150 to 200 MiB held at 2 MiB, 158 to 169 as V8 sized it, 148 to 168 at
+ * with what they held. In `test/retention.test.ts`, the case of an asset's
+ * name in the engines' path tables found both names' strings in one of a
+ * worker's 256 KiB pages after the job's young collection in 4 of 8 runs of
+ * the file on Node 24; held at 2 MiB, in none of 9, and at 1 MiB in none
+ * of 5 (a worker's job with assets is now followed by a collection of the
+ * whole heap too, worker.ts). At 1 MiB rather than 2, a worker stays
+ * smaller: its RSS over 300 six-page reports on Typst 0.14 went from 150
+ * to 200 MiB held at 2 MiB, 158 to 169 as V8 sized it, 148 to 168 at
  * 1 MiB, for the same CPU.
  *
  * Nor through incremental marking (`--no-incremental-marking`): a

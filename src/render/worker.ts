@@ -39,8 +39,7 @@ const collect = (globalThis as { gc?: Collect }).gc;
  * to 0.3 ms of a 2-core VM); a collection of the whole heap frees them but
  * leaves them where they were. V8 keeps the subject of the last regular
  * expression match alive (`RegExp.lastMatch`), so a match on a constant
- * string lets it go first. After a job with assets: their names became
- * strings here (the binding takes a file's path no other way).
+ * string lets it go first.
  */
 function forgetYoung(): void {
   /x/.exec('x');
@@ -51,7 +50,10 @@ function forgetYoung(): void {
  * After a failed template, or warnings: Typst's diagnostics became
  * JavaScript strings here (the binding gives them no other way), and they
  * quote the template; an e-invoice's business rules read its XML as one.
- * The young generation first (forgetYoung), then a last-resort collection
+ * And after a job with assets: their names became strings here (the
+ * binding takes a file's path no other way), and on Node 24 the young
+ * collection alone left them in a worker after some runs of the retention
+ * scan. The young generation first (forgetYoung), then a last-resort collection
  * of the whole heap, one that reduces memory: V8 gives back the pages it
  * empties and, with the worker's flags (pool.ts), clears what it frees in
  * the old generation. About 10 ms of the worker's time, after the answer is
@@ -68,7 +70,7 @@ function forgetStrings(dropped?: TypstEngine): void {
 
 /**
  * After a job that dropped its 0.14 compiler and made no strings of its
- * request but its asset names (young, see forgetYoung): a plain collection
+ * request: a plain collection
  * of the whole heap finds the compiler, whose finalizer frees its native
  * memory; the old generation holds nothing of the job to clear. 4.6 ms of
  * the worker's time against about 8 for forgetStrings' (a letter that
@@ -218,7 +220,7 @@ async function main(): Promise<void> {
     const compileMs = performance.now() - begun;
     const longCleanUp = compileMs >= LONG_COMPILE_MS || garbage === 'strings' || dropsCompiler;
     const report = { compileMs, residentBytes: residentBytes(), longCleanUp };
-    const end = () => endJob(frame, job.layout.assets.length > 0, garbage);
+    const end = () => endJob(frame, garbage);
     if (result.kind === 'pdf' && result.pdf.length >= heldPdfBytes && !job.layout.signature) {
       // The head now, the PDF on the pool's order; the job's clean-up waits for it, so it is not on the answer's path.
       writeResult(pipe, frame.id, { ...result, ...report }, () => undefined, true);
@@ -228,13 +230,11 @@ async function main(): Promise<void> {
     writeResult(pipe, frame.id, { ...result, ...report }, afterWrite(answer, end));
   }
 
-  function endJob(frame: Frame, hadAssets: boolean, garbage: ReturnType<JobRunner['run']>['garbage']): void {
+  function endJob(frame: Frame, garbage: ReturnType<JobRunner['run']>['garbage']): void {
     wipe(frame.bytes);
     reader.giveBack(frame);
     // The answer is on its way; the cache eviction still ends this job, before the next one is read.
     const dropped = runner.endJob();
-    // Here and now: the result holds no strings (garbage 'none'), and the asset names died young with the compile.
-    if (hadAssets && garbage === 'none' && !dropped) forgetYoung();
     if (evictionCost.replacementDue && !replacementAsked) {
       replacementAsked = true;
       send({ type: 'replace' });

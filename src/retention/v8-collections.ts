@@ -1,11 +1,10 @@
 /**
- * V8's collections as this process sees them: a collector of its own, the
- * kind of each collection Node reports (heap-scrub.ts decides by them,
- * http/process-metrics.ts counts them), and how many V8 made during a call
- * (the worker's job runner, render/job-run.ts).
+ * V8's collections as this process sees them: a collector of its own, and
+ * the kind of each collection Node reports (heap-scrub.ts decides by them,
+ * http/process-metrics.ts counts them).
  */
 import { constants, type PerformanceEntry } from 'node:perf_hooks';
-import { GCProfiler, setFlagsFromString } from 'node:v8';
+import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Collect } from './old-generation-clearing.js';
 
@@ -29,20 +28,4 @@ export const MINOR_MARK_SWEEP = (constants as { NODE_PERFORMANCE_GC_MINOR_MARK_S
 /** The kind of collection a `gc` performance entry reports (`constants.NODE_PERFORMANCE_GC_*`), or undefined. */
 export function collectionKind(entry: PerformanceEntry): number | undefined {
   return (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
-}
-
-/**
- * Runs `run` and counts the collections V8 made while it ran, known at
- * once (a `gc` performance entry arrives a turn of the loop later). A
- * profiler of collections costs about 15 µs a run, and nothing between.
- */
-export function countingCollections<T>(run: () => T): { value: T; collections: number } {
-  const profiler = new GCProfiler();
-  profiler.start();
-  try {
-    const value = run();
-    return { value, collections: profiler.stop()?.statistics.length ?? 0 };
-  } finally {
-    profiler.stop();
-  }
 }
