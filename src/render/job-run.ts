@@ -85,8 +85,8 @@ export class JobRunner {
       attempt.failure.message += `; ${MESSAGES.compilesWith014}`;
     }
     const { result, finished } = this.resultOf(job, attempt, answer);
-    // Asset names are strings in the worker while the engine maps them (engine.ts mapAssets): dead as soon as it has,
-    // but the young collection alone did not always clear them on Node 24 (worker.ts forgetStrings).
+    // Asset names are strings in the worker while the engine maps them (engine.ts mapAssets), dead once it has mapped
+    // them; but the young collection alone did not always clear them on Node 24 (worker.ts forgetStrings).
     const strings = ran.retried || !attempt.ok || attempt.warnings.length > 0 || job.layout.assets.length > 0;
     const garbage = strings ? 'strings' : finished;
     const dropsCompiler = (this.last?.dropsCompiler ?? false) || this.droppedEarlier !== undefined;
