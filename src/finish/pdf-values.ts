@@ -83,13 +83,21 @@ export function readValue(pdf: Uint8Array, at: number, strings: Buffer[], depth 
   if (bytesAre(pdf, span, 'true')) return { value: true, end };
   if (bytesAre(pdf, span, 'false')) return { value: false, end };
   if (bytesAre(pdf, span, 'null')) return { value: null, end };
-  const token = Buffer.from(pdf.buffer, pdf.byteOffset + start, end - start).toString('latin1');
+  const token = latin1(pdf, start, end);
   const value = Number(token);
   if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(token) || !Number.isFinite(value)) throw new PdfSyntaxError('malformed number or keyword');
   return { value, end };
 }
 
+/** Bytes [start, end) of `pdf` as latin1 text. */
+const latin1 = (pdf: Uint8Array, start: number, end: number) =>
+  Buffer.from(pdf.buffer, pdf.byteOffset + start, end - start).toString('latin1');
+
 function readName(pdf: Uint8Array, start: number): { value: PdfName; end: number } {
+  let end = start + 1;
+  while (isRegular(pdf[end]) && pdf[end] !== 0x23) end++;
+  // Most names have no `#xx` escape: their bytes are the name.
+  if (!isRegular(pdf[end])) return { value: new PdfName(latin1(pdf, start + 1, end)), end };
   const bytes: number[] = [];
   let i = start + 1;
   while (isRegular(pdf[i])) {
@@ -183,61 +191,96 @@ function readDict(pdf: Uint8Array, start: number, strings: Buffer[], depth: numb
 
 /** Writes a value in PDF syntax: strings as hex (no escaping to get wrong), names with `#xx` where needed. */
 export function writeValue(value: PdfValue): Buffer {
-  const parts: Buffer[] = [];
-  write(value, parts);
-  const written = Buffer.concat(parts);
-  // Strings written are request content (a title, a file name): the parts are wiped, the caller wipes the whole.
-  for (const part of parts) wipe(part);
-  return written;
+  const out = new ValueWriter();
+  out.value(value);
+  return out.written();
 }
 
 const HEX_DIGITS = Buffer.from('0123456789abcdef');
 
-/** `<hex>` of a string's bytes, written byte by byte: a JavaScript string of them could not be wiped. */
-function hexString(bytes: Uint8Array): Buffer {
-  const out = ownedBuffer(2 * bytes.length + 2);
-  out[0] = 0x3c;
-  for (let i = 0; i < bytes.length; i++) {
-    out[1 + 2 * i] = HEX_DIGITS[bytes[i]! >> 4]!;
-    out[2 + 2 * i] = HEX_DIGITS[bytes[i]! & 0x0f]!;
-  }
-  out[out.length - 1] = 0x3e;
-  return out;
-}
+/**
+ * The bytes of one value, written into one buffer of its own that grows
+ * (the one it outgrows is wiped): strings written are request content (a
+ * title, a file name), so no other copy of them is made, and a value costs
+ * one buffer rather than one per token.
+ */
+class ValueWriter {
+  private bytes = ownedBuffer(256);
+  private length = 0;
 
-function nameBytes(name: string): string {
-  let out = '/';
-  for (const byte of Buffer.from(name, 'latin1')) {
-    out +=
-      byte > 0x20 && byte < 0x7f && byte !== 0x23 && isRegular(byte) ? String.fromCharCode(byte) : `#${byte.toString(16).padStart(2, '0')}`;
+  /** The value written: the caller wipes it. */
+  written(): Buffer {
+    return this.bytes.subarray(0, this.length);
   }
-  return out;
-}
 
-function write(value: PdfValue, parts: Buffer[]): void {
-  if (value === null) parts.push(Buffer.from('null'));
-  else if (typeof value === 'boolean') parts.push(Buffer.from(String(value)));
-  else if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new RangeError('a PDF number must be finite');
-    parts.push(Buffer.from(Number.isInteger(value) ? String(value) : value.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')));
-  } else if (value instanceof PdfName) parts.push(Buffer.from(nameBytes(value.name), 'latin1'));
-  else if (value instanceof PdfString) parts.push(hexString(value.bytes));
-  else if (value instanceof PdfRef) parts.push(Buffer.from(`${value.num} ${value.gen} R`));
-  else if (Array.isArray(value)) {
-    parts.push(Buffer.from('['));
-    value.forEach((item, i) => {
-      if (i > 0) parts.push(Buffer.from(' '));
-      write(item, parts);
-    });
-    parts.push(Buffer.from(']'));
-  } else {
-    parts.push(Buffer.from('<<'));
-    for (const [key, item] of value) {
-      parts.push(Buffer.from(nameBytes(key), 'latin1'), Buffer.from(' '));
-      write(item, parts);
-      parts.push(Buffer.from('\n'));
+  value(value: PdfValue): void {
+    if (value === null || typeof value === 'boolean') this.ascii(String(value));
+    else if (typeof value === 'number') {
+      if (!Number.isFinite(value)) throw new RangeError('a PDF number must be finite');
+      this.ascii(Number.isInteger(value) ? String(value) : value.toFixed(6).replace(/0+$/, '').replace(/\.$/, ''));
+    } else if (value instanceof PdfName) this.name(value.name);
+    else if (value instanceof PdfString) this.hexString(value.bytes);
+    else if (value instanceof PdfRef) this.ascii(`${value.num} ${value.gen} R`);
+    else if (Array.isArray(value)) {
+      this.ascii('[');
+      value.forEach((item, i) => {
+        if (i > 0) this.ascii(' ');
+        this.value(item);
+      });
+      this.ascii(']');
+    } else {
+      this.ascii('<<');
+      for (const [key, item] of value) {
+        this.name(key);
+        this.ascii(' ');
+        this.value(item);
+        this.ascii('\n');
+      }
+      this.ascii('>>');
     }
-    parts.push(Buffer.from('>>'));
+  }
+
+  /** Text of the writer's own (syntax, numbers, references): one byte a character. */
+  private ascii(text: string): void {
+    this.room(text.length);
+    this.length += this.bytes.write(text, this.length, 'latin1');
+  }
+
+  /** `/name`, each byte that is not a regular character (or is `#`) as `#xx`. */
+  private name(name: string): void {
+    this.room(1 + 3 * name.length);
+    const out = this.bytes;
+    out[this.length++] = 0x2f;
+    for (let i = 0; i < name.length; i++) {
+      const byte = name.charCodeAt(i) & 0xff;
+      if (byte > 0x20 && byte < 0x7f && byte !== 0x23 && isRegular(byte)) out[this.length++] = byte;
+      else {
+        out[this.length++] = 0x23;
+        out[this.length++] = HEX_DIGITS[byte >> 4]!;
+        out[this.length++] = HEX_DIGITS[byte & 0x0f]!;
+      }
+    }
+  }
+
+  /** `<hex>` of a string's bytes, written byte by byte: a JavaScript string of them could not be wiped. */
+  private hexString(bytes: Uint8Array): void {
+    this.room(2 * bytes.length + 2);
+    const out = this.bytes;
+    out[this.length++] = 0x3c;
+    for (let i = 0; i < bytes.length; i++) {
+      out[this.length++] = HEX_DIGITS[bytes[i]! >> 4]!;
+      out[this.length++] = HEX_DIGITS[bytes[i]! & 0x0f]!;
+    }
+    out[this.length++] = 0x3e;
+  }
+
+  /** Makes room for `n` more bytes: a buffer twice as large (or more), the old one copied and wiped. */
+  private room(n: number): void {
+    if (this.length + n <= this.bytes.length) return;
+    const grown = ownedBuffer(Math.max(2 * this.bytes.length, this.length + n));
+    grown.set(this.bytes.subarray(0, this.length), 0);
+    wipe(this.bytes);
+    this.bytes = grown;
   }
 }
 
