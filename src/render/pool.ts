@@ -185,18 +185,9 @@ function dropFrame(slot: Slot, frame: Frame): void {
  * And on the worker's main thread alone (`--single-threaded-gc`): the
  * collection of the whole heap after a failed template or a job with
  * assets (worker.ts) took 6 ms of the main thread and about 9 ms more of
- * V8's helper threads, which share the machine's cores with the other
- * workers and the server. On the main thread alone it takes 9 to 9.5 ms
- * and nothing else: the worker's CPU per request went from 24.8-25.5 to
- * 21.0-21.2 ms for the letter with its SVG logo on Typst 0.11, from
- * 19.8-20.5 to 16.1-16.8 on 0.14, and from 14.7-14.9 to 11.2-11.3 and
- * 36.1-36.3 to 31.7 for a template that fails (one worker, 100 requests
- * each, two runs). The bench's workloads, which need no such collection,
- * cost the same (paired, one worker each: W1 9.94 against 9.99 ms, W2
- * 36.24 against 36.35, W3 425.1 against 425.7, W4 59.3 against 60.0,
- * W2-0.14 52.6 against 52.3, E1-fx 11.21 against 11.24). The worker is
- * busy about 3 ms longer after such a job; the pool gives the next job to
- * another worker meanwhile (JobReport.longCleanUp).
+ * V8's helper threads, on the cores the other workers and the server
+ * share. Alone it takes 9 to 9.5 ms and nothing else, 3 to 4.5 ms less a
+ * request, and the bench's workloads cost the same (docs/performance.md).
  */
 export const WORKER_NODE_FLAGS = [
   '--expose-gc',
