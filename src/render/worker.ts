@@ -53,15 +53,16 @@ function forgetYoung(): void {
  * And after a job with assets: their names became strings here (the
  * binding takes a file's path no other way), and on Node 24 the young
  * collection alone left them in a worker after some runs of the retention
- * scan. The young generation first (forgetYoung), then a last-resort collection
- * of the whole heap, one that reduces memory: V8 gives back the pages it
- * empties and, with the worker's flags (pool.ts), clears what it frees in
- * the old generation. 9 to 9.5 ms of the worker's time for a letter with a
- * logo (all of it on its main thread: pool.ts), after the answer is sent;
- * more once the worker has loaded business rules (a larger heap).
- * The same collection finds a dropped 0.14 compiler (engine.ts clean()),
- * whose native memory its finalizer frees on the next turn of the loop;
- * the engine that `dropped` it makes its next compiler on the turn after.
+ * scan. The young generation first (forgetYoung), then a last-resort
+ * collection of the whole heap, one that reduces memory: V8 gives back the
+ * pages it empties and, with the worker's flags (pool.ts), clears what it
+ * frees in the old generation. 9 to 9.5 ms of the worker's time for a
+ * letter with a logo (all of it on its main thread: pool.ts), after the
+ * answer is sent; more once the worker has loaded business rules (a larger
+ * heap). The same collection finds a dropped 0.14 compiler (engine.ts
+ * clean()), whose native memory its finalizer frees on the next turn of the
+ * loop; the engine that `dropped` it makes its next compiler on the turn
+ * after.
  */
 function forgetStrings(dropped?: TypstEngine): void {
   forgetYoung();
@@ -71,11 +72,11 @@ function forgetStrings(dropped?: TypstEngine): void {
 
 /**
  * After a job that dropped its 0.14 compiler and made no strings of its
- * request: a plain collection
- * of the whole heap finds the compiler, whose finalizer frees its native
- * memory; the old generation holds nothing of the job to clear. 4.6 ms of
- * the worker's time against about 8 for forgetStrings' (a letter that
- * imports a file, on 0.14, one worker, 300 jobs).
+ * request: a plain collection of the whole heap finds the compiler, whose
+ * finalizer frees its native memory; the old generation holds nothing of
+ * the job to clear. One such collection is 4.6 ms of CPU, against 8.5 for
+ * forgetStrings' last-resort one, which is two (both engines and the
+ * workers' flags, in one process).
  */
 function forgetCompiler(dropped: TypstEngine): void {
   forgetYoung();
