@@ -338,9 +338,17 @@ export const EINVOICE_MESSAGES = {
     before: 'The e-invoice XML "',
     after: `" is not valid against the Factur-X ${FACTURX_XSD_VERSION} XSD of profile ${profile}, line ${line}: ${message}`,
   }),
+  encoding: {
+    before: 'The e-invoice XML "',
+    after: '" must be UTF-8, and it is UTF-16 or UTF-32, or its XML declaration names another encoding',
+  },
   noProfile: {
     before: 'The e-invoice XML "',
     after: '" declares no Factur-X profile (GuidelineSpecifiedDocumentContextParameter/ID): name one in "pdf.einvoice.profile"',
+  },
+  unknownProfile: {
+    before: 'The e-invoice XML "',
+    after: `" declares a GuidelineSpecifiedDocumentContextParameter/ID that is none of the Factur-X profiles ${EINVOICE_PROFILES.join(', ')}`,
   },
   profileMismatch: (requested: EinvoiceProfile, declared: EinvoiceProfile) => ({
     before: `Field "pdf.einvoice.profile" is "${requested}" but the e-invoice XML "`,

@@ -266,6 +266,40 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
     assert.equal(message, 'The e-invoice XML "factur-x.xml" has a DOCTYPE declaration on line 2: an e-invoice may not have one');
   });
 
+  it('refuses an XML that is not UTF-8, so that a DOCTYPE in UTF-16 is not read either, and the worker lives', async () => {
+    const utf16 = (text: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const invoice = EN16931.toString('utf8').replace(/^<\?xml[^>]*>\n/, '');
+    const xxe = `<?xml version="1.0" encoding="UTF-16"?>\n<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>\n${invoice.replace('RE-2026-0417', '&e;')}`;
+    const workers = service.workerPids();
+    const notUtf8 = ' must be UTF-8, and it is UTF-16 or UTF-32, or its XML declaration names another encoding';
+    for (const [name, xml] of [
+      ['a UTF-16 XML with an external entity', utf16(xxe)],
+      ['a UTF-16 XML without a DOCTYPE', utf16(`<?xml version="1.0" encoding="UTF-16"?>\n${invoice}`)],
+      ['a UTF-16 XML without its byte order mark', Buffer.from(`<?xml version="1.0" encoding="UTF-16"?>\n${invoice}`, 'utf16le')],
+      ['a UTF-8 XML that declares Latin-1', Buffer.from(`<?xml version="1.0" encoding='ISO-8859-1'?>\n${invoice}`)],
+    ] as const) {
+      const res = await generate(service, body({}, { assets: { 'factur-x.xml': xml.toString('base64') } }));
+      assert.equal(res.status, 400, name);
+      assert.equal(await errorOf(res), `The e-invoice XML "factur-x.xml"${notUtf8}`, name);
+    }
+    // A UTF-8 XML that says so, with its byte order mark, is checked as before.
+    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`<?xml version="1.0" encoding="utf-8"?>\n${invoice}`)]);
+    const res = await generate(service, body({}, { assets: { 'factur-x.xml': bom.toString('base64') } }));
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.deepEqual(service.workerPids(), workers, 'no worker was replaced');
+  });
+
+  it('refuses an XML that declares a profile this service does not know, whether or not the request names one', async () => {
+    const unknown = Buffer.from(EN16931.toString('utf8').replace('urn:cen.eu:en16931:2017', 'urn:example:unknown')).toString('base64');
+    const expected =
+      'The e-invoice XML "factur-x.xml" declares a GuidelineSpecifiedDocumentContextParameter/ID that is none of the Factur-X profiles MINIMUM, BASIC WL, BASIC, EN 16931, EXTENDED, XRECHNUNG';
+    for (const einvoice of [{}, { profile: 'EN 16931' }]) {
+      const res = await generate(service, body(einvoice, { assets: { 'factur-x.xml': unknown } }));
+      assert.equal(res.status, 400);
+      assert.equal(await errorOf(res), expected);
+    }
+  });
+
   it('runs the business rules: a failed assert is a 400 with its id and text, a warning goes to X-Einvoice-Warnings', async () => {
     const wrongTotal = Buffer.from(EN16931.toString('utf8').replace(/<ram:GrandTotalAmount>[^<]*/, '<ram:GrandTotalAmount>1.00'));
     const message = await errorOf(await generate(service, body({}, { assets: { 'factur-x.xml': wrongTotal.toString('base64') } })));

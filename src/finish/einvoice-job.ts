@@ -45,8 +45,12 @@ function messageParts(failure: EinvoiceFailure): { before: string; after: string
       return EINVOICE_MESSAGES.doctype(refusal.line);
     case 'schema':
       return EINVOICE_MESSAGES.schema(refusal.profile, refusal.line, refusal.message);
+    case 'encoding':
+      return EINVOICE_MESSAGES.encoding;
     case 'no-profile':
       return EINVOICE_MESSAGES.noProfile;
+    case 'unknown-profile':
+      return EINVOICE_MESSAGES.unknownProfile;
     case 'profile-mismatch':
       return EINVOICE_MESSAGES.profileMismatch(refusal.requested, refusal.declared);
   }

@@ -21,6 +21,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type EinvoiceProfile, EINVOICE_PROFILES } from '../api-values.js';
 import { guidelineTest, PROFILE_RULES } from './facturx.js';
+import { isUtf8Xml } from './xml-encoding.js';
 
 type LibXml2 = typeof import('libxml2-wasm');
 type Validator = InstanceType<LibXml2['XsdValidator']>;
@@ -34,20 +35,28 @@ const NAMESPACES = {
   ram: 'urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100',
 };
 const GUIDELINE = '/rsm:CrossIndustryInvoice/rsm:ExchangedDocumentContext/ram:GuidelineSpecifiedDocumentContextParameter/ram:ID';
+/** The bit of DECLARED_PROFILES that says the XML declares an identifier at all, known or not. */
+const DECLARES_AN_ID = 2 ** EINVOICE_PROFILES.length;
 /**
  * Every profile's test in one expression, a number whose bit i says whether
  * the XML declares EINVOICE_PROFILES[i]: one evaluation per XML instead of
  * one compile and evaluation per profile, and the identifier stays inside
  * the XML library.
  */
-const DECLARED_PROFILES = EINVOICE_PROFILES.map((p, i) => `number(${guidelineTest(p, GUIDELINE)}) * ${2 ** i}`).join(' + ');
+const DECLARED_PROFILES = [
+  ...EINVOICE_PROFILES.map((p, i) => `number(${guidelineTest(p, GUIDELINE)}) * ${2 ** i}`),
+  `number(string-length(normalize-space(${GUIDELINE})) > 0) * ${DECLARES_AN_ID}`,
+].join(' + ');
 
 /** Why the XML was refused: a parse or schema error at a line, or a profile the XML does not declare. */
 export type XmlRefusal =
   | { kind: 'malformed'; line: number; message: string }
   | { kind: 'doctype'; line: number }
   | { kind: 'schema'; profile: EinvoiceProfile; line: number; message: string }
+  | { kind: 'encoding' }
   | { kind: 'no-profile' }
+  /** The XML declares an identifier that is none of the profiles'. */
+  | { kind: 'unknown-profile' }
   | { kind: 'profile-mismatch'; requested: EinvoiceProfile; declared: EinvoiceProfile };
 
 export type XmlCheck = { ok: true; profile: EinvoiceProfile } | { ok: false; refusal: XmlRefusal };
@@ -277,6 +286,8 @@ export function checkXml(xml: Uint8Array, requested: EinvoiceProfile | undefined
   parseSchemas(state);
   // A job's end sets the memory back; should one check follow another without it, the first's XML goes now.
   forgetCheckedXml();
+  // Read as UTF-8 below, whatever it declares, so that the DOCTYPE's bytes are what the parser would read (xml-encoding.ts).
+  if (!isUtf8Xml(xml)) return { ok: false, refusal: { kind: 'encoding' } };
   // No CII invoice has a DTD: refused before any parser sees one (no entity expansion, no external entity, in either engine).
   const doctype = Buffer.from(xml.buffer, xml.byteOffset, xml.length).indexOf('<!DOCTYPE');
   if (doctype >= 0) return { ok: false, refusal: { kind: 'doctype', line: lineAt(xml, doctype) } };
@@ -284,8 +295,12 @@ export function checkXml(xml: Uint8Array, requested: EinvoiceProfile | undefined
   try {
     let doc: InstanceType<LibXml2['XmlDocument']>;
     try {
-      // No entity substitution, no DTD loading, no network: the library's defaults, and XML_PARSE_NONET on top.
-      doc = lib.XmlDocument.fromBuffer(xml, { url: 'invoice.xml', option: lib.ParseOption.XML_PARSE_NONET });
+      // No entity substitution, no DTD loading: the library's defaults, and no network or external entity on top.
+      doc = lib.XmlDocument.fromBuffer(xml, {
+        url: 'invoice.xml',
+        encoding: 'UTF-8',
+        option: lib.ParseOption.XML_PARSE_NONET | lib.ParseOption.XML_PARSE_NO_XXE,
+      });
     } catch (error) {
       const detail = (error as { details?: { line: number; message: string }[] }).details?.[0];
       return {
@@ -296,6 +311,7 @@ export function checkXml(xml: Uint8Array, requested: EinvoiceProfile | undefined
     try {
       const bits = doc.eval(state.declared!) as number;
       const declared = EINVOICE_PROFILES.find((_, i) => Math.floor(bits / 2 ** i) % 2 === 1);
+      if (!declared && bits >= DECLARES_AN_ID) return { ok: false, refusal: { kind: 'unknown-profile' } };
       if (requested && declared && requested !== declared) return { ok: false, refusal: { kind: 'profile-mismatch', requested, declared } };
       const profile = requested ?? declared;
       if (!profile) return { ok: false, refusal: { kind: 'no-profile' } };
