@@ -40,7 +40,7 @@ export class CrashLimit {
     if (!bucket || !usage) return;
     const entry = this.keys.get(bucket);
     if (entry && entry.endsAt > Date.now()) entry.count++;
-    else this.keys.set(bucket, { count: 1, endsAt: usage.resetAt * 1000 });
+    else this.keys.set(bucket, { count: 1, endsAt: usage.endsAt });
   }
 
   /** Milliseconds the key of `bucket` is still refused for (0: not refused). */

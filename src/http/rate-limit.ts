@@ -35,8 +35,10 @@ export interface RateLimitOptions {
 interface RateLimitUsage {
   limit: number;
   remaining: number;
-  /** UNIX time, in seconds, at which the window ends. */
+  /** UNIX time, in seconds, at which the window ends (rounded up, as X-RateLimit-Reset gives it). */
   resetAt: number;
+  /** Date.now() at which the window ends. */
+  endsAt: number;
 }
 
 declare module 'fastify' {
@@ -57,11 +59,8 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
       ? { kind: 'key', bucket: key.bucket, limit: key.limit ?? options.limit }
       : { kind: 'address', bucket: `addr:${clientBucket(request.ip)}`, limit: options.limit };
     const count = await counter.count(subject);
-    request.rateLimitUsage = {
-      limit: subject.limit,
-      remaining: count.remaining,
-      resetAt: Math.ceil((Date.now() + count.ttlMs) / 1000),
-    };
+    const endsAt = Date.now() + count.ttlMs;
+    request.rateLimitUsage = { limit: subject.limit, remaining: count.remaining, resetAt: Math.ceil(endsAt / 1000), endsAt };
     if (count.exceeded) {
       throw new HttpError(429, MESSAGES.rateLimited, { 'retry-after': String(Math.max(1, Math.ceil(count.ttlMs / 1000))) });
     }
