@@ -15,9 +15,15 @@ import { plainName } from '../src/finish/attachments.js';
 import { pdfAttachment, pdfAttachments, pdfXmp } from './support/poppler.js';
 import { generate, startService, type Service } from './support/service.js';
 
-/** The oracle: the last segment after `/` or `\`, or "attachment" when that is empty, `.` or `..`; undefined when there is no separator and the name is fine. */
+/** Unicode's bidirectional controls, which a name shown in a reader must not have (`a<RLO>txt.exe` shows as `aexe.txt`). */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * The oracle: the last segment after `/` or `\` less its bidirectional controls, or "attachment" when that is
+ * empty, `.` or `..`; undefined when there is no separator and the name is fine.
+ */
 function oracle(name: string): string | undefined {
-  const last = name.split(/[/\\]/).at(-1)!;
+  const last = name.split(/[/\\]/).at(-1)!.replace(BIDI_CONTROLS, '');
   const bad = last === '' || last === '.' || last === '..';
   if (!bad && last === name) return undefined;
   return bad ? 'attachment' : last;
@@ -27,7 +33,11 @@ const utf16 = (text: string) => Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer
 const fromUtf16 = (bytes: Buffer) => Buffer.from(bytes.subarray(2)).swap16().toString('utf16le');
 
 describe('a plain file name', () => {
-  const segment = fc.oneof(fc.constantFrom('', '.', '..', 'a', 'x.txt', 'Rechnung Müller.xml', '日本.xml'), fc.string({ maxLength: 6 }));
+  const segment = fc.oneof(
+    fc.constantFrom('', '.', '..', 'a', 'x.txt', 'Rechnung Müller.xml', '日本.xml', 'a\u202etxt.exe', '\u2067.\u2069.', '\u200f'),
+    fc.string({ maxLength: 6 }),
+    fc.stringMatching(/^[a.\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]{0,4}$/),
+  );
   const path = fc
     .array(segment, { minLength: 1, maxLength: 5 })
     .chain((parts) =>
@@ -44,6 +54,15 @@ describe('a plain file name', () => {
           assert.equal(plainName(Buffer.from(name, 'latin1'))?.toString('latin1'), oracle(name));
         },
       ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("is the oracle's, for UTF-8 names in a one-byte string (as Typst writes them)", () => {
+    fc.assert(
+      fc.property(path, (name) => {
+        assert.equal(plainName(Buffer.from(name, 'utf8'))?.toString('utf8'), oracle(name));
+      }),
       { numRuns: 3000 },
     );
   });
@@ -83,12 +102,14 @@ describe('attachments in a PDF from the service', () => {
         '#pdf.attach("../../evil/../x.txt", bytes("outside"), relationship: "supplement", mime-type: "text/plain", description: "A file")',
         '#pdf.attach("nested/dir/y.txt", bytes("nested"), relationship: "supplement", mime-type: "text/plain", description: "A file")',
         '#pdf.attach("plain.txt", bytes("plain"), relationship: "supplement", mime-type: "text/plain", description: "A file")',
+        // Shown as "reportexe.txt" with its right-to-left override: embedded as what it is.
+        '#pdf.attach("report\\u{202E}txt.exe", bytes("program"), relationship: "supplement", mime-type: "text/plain", description: "A file")',
         'Attachments',
       ].join('\n'),
     });
     assert.equal(res.status, 200);
     const pdf = Buffer.from(await res.arrayBuffer());
-    assert.deepEqual(pdfAttachments(pdf).sort(), ['plain.txt', 'x.txt', 'y.txt']);
+    assert.deepEqual(pdfAttachments(pdf).sort(), ['plain.txt', 'reporttxt.exe', 'x.txt', 'y.txt']);
     assert.equal(pdfAttachment(pdf, 'x.txt').toString(), 'outside');
     assert.match(pdfXmp(pdf), /<pdfaid:part>3<\/pdfaid:part>/);
     const dir = mkdtempSync(join(tmpdir(), 'detach-'));
@@ -98,7 +119,7 @@ describe('attachments in a PDF from the service', () => {
       const out = join(dir, 'out');
       execFileSync('mkdir', [out]);
       execFileSync('pdfdetach', ['-saveall', '-o', out, file]);
-      assert.deepEqual(readdirSync(out).sort(), ['plain.txt', 'x.txt', 'y.txt']);
+      assert.deepEqual(readdirSync(out).sort(), ['plain.txt', 'reporttxt.exe', 'x.txt', 'y.txt']);
       assert.deepEqual(readdirSync(dir).sort(), ['document.pdf', 'out'], 'nothing written beside the folder');
       execFileSync('qpdf', ['--check', file]);
     } finally {

@@ -553,6 +553,31 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: 'a 400 e-invoice whose XML is UTF-16 (refused before libxml2 reads it)',
+      async run() {
+        const { body, markers } = markedRulelessInvoice();
+        const utf8 = Buffer.from(body.assets['invoice.xml'], 'base64').toString('utf8').replace('encoding="UTF-8"', 'encoding="UTF-16"');
+        const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(utf8, 'utf16le')]);
+        const res = await generate(service, { ...body, assets: { 'invoice.xml': utf16.toString('base64') } });
+        assert.equal(res.status, 400);
+        assert.match(((await res.json()) as { error: string }).error, /must be UTF-8/);
+        return markers;
+      },
+    },
+    {
+      name: 'a 400 e-invoice that declares a profile no one knows (refused once libxml2 read it)',
+      async run() {
+        const { body, markers } = markedRulelessInvoice();
+        const xml = Buffer.from(body.assets['invoice.xml'], 'base64')
+          .toString('utf8')
+          .replace('urn:cen.eu:en16931:2017', 'urn:example:unknown');
+        const res = await generate(service, { ...body, assets: { 'invoice.xml': Buffer.from(xml).toString('base64') } });
+        assert.equal(res.status, 400);
+        assert.match(((await res.json()) as { error: string }).error, /none of the Factur-X profiles/);
+        return markers;
+      },
+    },
+    {
       name: 'a 400 e-invoice whose template attaches another file under the Factur-X name (its content a marker)',
       async run() {
         const { body, markers } = markedRulelessInvoice();

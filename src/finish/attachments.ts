@@ -60,25 +60,68 @@ const UTF16_MARK = Buffer.from([0xfe, 0xff]);
 const FALLBACK_NAME = 'attachment';
 
 /**
- * A PDF text string's last path segment (after `/` or `\`), in the same
- * encoding: UTF-16BE after its mark, or a one-byte encoding (PDFDocEncoding
- * writes both separators as in ASCII). Undefined when it is plain already.
+ * The length of the bidirectional control at `at`, or 0: Unicode's ALM,
+ * LRM, RLM, embeddings, overrides and isolates, a name with which shows
+ * other than it is (`a<RLO>txt.exe` as `aexe.txt`). A UTF-16BE unit, or in
+ * a one-byte string the control's UTF-8 bytes: Typst writes names there as
+ * UTF-8, which readers take as such.
+ */
+function bidiControlAt(key: Buffer, at: number, wide: boolean): number {
+  if (wide) {
+    const code = key.readUInt16BE(at);
+    return code === 0x061c || code === 0x200e || code === 0x200f || (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069)
+      ? 2
+      : 0;
+  }
+  const [a, b, c = 0] = [key[at], key[at + 1], key[at + 2]];
+  if (a === 0xd8 && b === 0x9c) return 2;
+  if (a !== 0xe2) return 0;
+  if (b === 0x80 && (c === 0x8e || c === 0x8f || (c >= 0xaa && c <= 0xae))) return 3;
+  return b === 0x81 && c >= 0xa6 && c <= 0xa9 ? 3 : 0;
+}
+
+/**
+ * A PDF text string's last path segment (after `/` or `\`), less its
+ * bidirectional controls, in the same encoding: UTF-16BE after its mark,
+ * or a one-byte encoding (PDFDocEncoding and UTF-8 write both separators as
+ * in ASCII, and no byte of a longer UTF-8 character is one). Undefined when
+ * it is plain already.
  */
 export function plainName(key: Buffer): Buffer | undefined {
   const wide = key.length >= 2 && key[0] === 0xfe && key[1] === 0xff;
   const unit = wide ? 2 : 1;
   const first = wide ? 2 : 0;
   let segment = first;
+  let controls = false;
   for (let i = first; i + unit <= key.length; i += unit) {
     const code = wide ? key.readUInt16BE(i) : key[i]!;
     if (code === 0x2f || code === 0x5c) segment = i + unit;
+    else if (bidiControlAt(key, i, wide) > 0) controls = true;
   }
-  const last = key.subarray(segment);
+  const last = controls ? withoutBidiControls(key.subarray(segment), wide) : key.subarray(segment);
   const dots = last.length > 0 && last.length <= 2 * unit && last.every((b, i) => (wide && i % 2 === 0 ? b === 0 : b === 0x2e));
-  if (segment === first && !dots && last.length > 0) return undefined;
+  if (segment === first && !controls && !dots && last.length > 0) return undefined;
   if (last.length === 0 || dots)
     return wide ? Buffer.concat([UTF16_MARK, Buffer.from(FALLBACK_NAME, 'utf16le').swap16()]) : Buffer.from(FALLBACK_NAME);
   return wide ? Buffer.concat([UTF16_MARK, last]) : Buffer.from(last);
+}
+
+/** `bytes` without the bidirectional controls among them (a buffer of its own). */
+function withoutBidiControls(bytes: Buffer, wide: boolean): Buffer {
+  const kept = Buffer.alloc(bytes.length);
+  let length = 0;
+  for (let i = 0; i < bytes.length; ) {
+    const control = bidiControlAt(bytes, i, wide);
+    if (control > 0) {
+      i += control;
+      continue;
+    }
+    const step = Math.min(wide ? 2 : 1, bytes.length - i);
+    bytes.copy(kept, length, i, i + step);
+    length += step;
+    i += step;
+  }
+  return kept.subarray(0, length);
 }
 
 /** `key` made unique among `taken` by a number before its end: `x.txt`, `x.txt-2` (PDFDocEncoding or UTF-16BE). */
