@@ -117,7 +117,7 @@ export const FORM_FIELD_REFUSAL = {
   afterName: '" is not known: fields are "template", "data", "typst" and "pdf", and every file part is an asset under its file name',
 };
 
-/** How JSON text breaks (bytes/json-scanner.ts), as invalidJson and formDataInvalidJson quote it. */
+/** How JSON text breaks (bytes/json-scanner.ts), as invalidJson and formPartInvalidJson quote it. */
 export const JSON_FAULTS = {
   unterminatedString: 'unterminated string',
   controlCharacter: 'control character in string',
@@ -129,9 +129,9 @@ export const JSON_FAULTS = {
 } as const;
 export type JsonFault = (typeof JSON_FAULTS)[keyof typeof JSON_FAULTS];
 
-/** Part "data" that is not a JSON object. */
-export function formDataInvalidJson(fault: JsonFault, place: Place): string {
-  return `Part "data" is not valid JSON: ${fault} at line ${place.line}, column ${place.column}`;
+/** Part "data" or "pdf" that is not valid JSON. */
+export function formPartInvalidJson(part: 'data' | 'pdf', fault: JsonFault, place: Place): string {
+  return `Part "${part}" is not valid JSON: ${fault} at line ${place.line}, column ${place.column}`;
 }
 
 /** A second file under one name. */

@@ -374,6 +374,14 @@ describe('a form read by the service', () => {
       ],
       [
         form('b', [...ok, `${disposition('pdf')}\r\nstandard=a-3b`]),
+        'Part "pdf" is not valid JSON: unexpected character at line 1, column 1',
+      ],
+      [
+        form('b', [...ok, `${disposition('pdf')}\r\n{"standard":\n "a-3b"`]),
+        'Part "pdf" is not valid JSON: unexpected end of input at line 2, column 8',
+      ],
+      [
+        form('b', [...ok, `${disposition('pdf')}\r\n["a-3b"]`]),
         'Part "pdf" must be a JSON object with the optional fields "standard", "tagged", "einvoice" and "signature"',
       ],
       [

@@ -16,7 +16,7 @@ import {
   ASSET_REFUSAL,
   FORM_FIELD_REFUSAL,
   FORM_MESSAGES,
-  formDataInvalidJson,
+  formPartInvalidJson,
   MESSAGES,
   JSON_FAULTS,
 } from '../messages.js';
@@ -51,18 +51,25 @@ const assetError = (name: Range, problem: string) => namedError(name, ASSET_REFU
 function dataObject(body: Buffer, range: Range): Range | BodyCheck {
   const text = body.subarray(range.start, range.end);
   if (!isUtf8(text)) return message(FORM_MESSAGES.dataNotUtf8(firstInvalidUtf8(text, 0)));
+  const value = jsonValue('data', text);
+  if ('ok' in value) return value;
+  if (text[value.start] !== OPEN_OBJECT) return message(BODY_MESSAGES.dataNotObject);
+  if (value.loneSurrogate) return message(BODY_MESSAGES.dataLoneSurrogate);
+  return { start: range.start + value.start, end: range.start + value.end };
+}
+
+/** The one JSON value a part holds, white space around it, as [start, end) of `text`; else a 400 that says where it breaks. */
+function jsonValue(part: 'data' | 'pdf', text: Buffer): (Range & { loneSurrogate: boolean }) | BodyCheck {
   const scanner = new JsonScanner(text);
   try {
     const start = skipWhitespace(text, 0);
     const end = scanner.skipValue(start);
     const after = skipWhitespace(text, end);
     if (after < text.length) throw new JsonError(JSON_FAULTS.trailingData, after);
-    if (text[start] !== OPEN_OBJECT) return message(BODY_MESSAGES.dataNotObject);
-    if (scanner.loneSurrogate >= 0) return message(BODY_MESSAGES.dataLoneSurrogate);
-    return { start: range.start + start, end: range.start + end };
+    return { start, end, loneSurrogate: scanner.loneSurrogate >= 0 };
   } catch (error) {
     if (!(error instanceof JsonError)) throw error;
-    return message(formDataInvalidJson(error.what, placeOf(text, Math.min(error.at, text.length))));
+    return message(formPartInvalidJson(part, error.what, placeOf(text, Math.min(error.at, text.length))));
   }
 }
 
@@ -127,7 +134,9 @@ export function checkForm(body: Buffer, boundary: Uint8Array, options: CheckOpti
 function pdfField(body: Buffer, range: Range): PdfRequest | BodyCheck {
   const text = body.subarray(range.start, range.end);
   if (!isUtf8(text)) return message(FORM_MESSAGES.pdfNotJson);
-  const start = skipWhitespace(text, 0);
+  const value = jsonValue('pdf', text);
+  if ('ok' in value) return value;
+  const { start } = value;
   if (text[start] !== OPEN_OBJECT) return message(FORM_MESSAGES.pdfNotJson);
   // Scanned in the whole body, so that the places it gives (an e-invoice's XML name) are the body's, as the worker reads them.
   let entries: NonNullable<Field['entries']>;
