@@ -77,6 +77,13 @@ describe('a plain file name', () => {
     );
   });
 
+  it('reads a UTF-16 name cut inside a unit (odd length) without throwing', () => {
+    for (const name of ['a/\u202eb', '\u202ex', 'a/\u2067b']) {
+      const cut = utf16(name).subarray(0, -1);
+      assert.doesNotThrow(() => plainName(cut), name);
+    }
+  });
+
   it('never splits a UTF-16 character whose bytes hold a separator byte', () => {
     // U+2F2F and U+5C00: each byte is "/" or "\" in ASCII, but neither unit is a separator.
     assert.equal(plainName(utf16('\u2f2f\u5c00.xml')), undefined);

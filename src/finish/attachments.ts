@@ -68,6 +68,7 @@ const FALLBACK_NAME = 'attachment';
  */
 function bidiControlAt(key: Buffer, at: number, wide: boolean): number {
   if (wide) {
+    if (at + 2 > key.length) return 0;
     const code = key.readUInt16BE(at);
     return code === 0x061c || code === 0x200e || code === 0x200f || (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069)
       ? 2

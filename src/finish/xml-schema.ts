@@ -48,7 +48,7 @@ const DECLARED_PROFILES = [
   `number(string-length(normalize-space(${GUIDELINE})) > 0) * ${DECLARES_AN_ID}`,
 ].join(' + ');
 
-/** Why the XML was refused: a parse or schema error at a line, or a profile the XML does not declare. */
+/** Why the XML was refused: not UTF-8, a parse or schema error at a line, or a profile the XML does not declare or no one knows. */
 export type XmlRefusal =
   | { kind: 'malformed'; line: number; message: string }
   | { kind: 'doctype'; line: number }
