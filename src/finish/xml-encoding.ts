@@ -12,7 +12,7 @@
  */
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf];
-const XML_DECLARATION = Buffer.from('<?xml');
+const XML_DECLARATION = [...Buffer.from('<?xml')];
 const DECLARATION_END = Buffer.from('?>');
 const VERSION = Buffer.from('version');
 const ENCODING = Buffer.from('encoding');
@@ -68,7 +68,7 @@ const named = (xml: Buffer, [start, end]: [number, number], name: Buffer) => xml
  */
 function declaredEncoding(xml: Buffer): [number, number] | undefined {
   const start = startsWith(xml, 0, UTF8_BOM) ? UTF8_BOM.length : 0;
-  if (!startsWith(xml, start, [...XML_DECLARATION])) return undefined;
+  if (!startsWith(xml, start, XML_DECLARATION)) return undefined;
   const end = xml.indexOf(DECLARATION_END, start);
   if (end < 0) return undefined;
   const version = readPair(xml, start + XML_DECLARATION.length, end);

@@ -25,7 +25,7 @@ import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId } from '../typst-version.js'
 import { nameProblem } from '../bytes/asset-names.js';
 import { hashOf, MAX_ASSETS } from '../bytes/asset-table.js';
 import { oversizedImage, BytesReader } from '../bytes/image-size.js';
-import { type BodyCheck, type CheckOptions, checkPdf, type Field, message, type PdfRequest, scanPdfMembers } from '../bytes/json-check.js';
+import { type BodyCheck, type CheckOptions, checkPdf, message, type PdfRequest, scanPdfMembers } from '../bytes/json-check.js';
 import { JsonError, JsonScanner, OPEN_OBJECT, skipWhitespace } from '../bytes/json-scanner.js';
 import type { AssetEntry, BodyError, Range } from '../bytes/layout.js';
 import { type FormPart, parseForm } from './multipart.js';
@@ -138,18 +138,9 @@ function pdfField(body: Buffer, range: Range): PdfRequest | BodyCheck {
   if ('ok' in value) return value;
   const { start } = value;
   if (text[start] !== OPEN_OBJECT) return message(FORM_MESSAGES.pdfNotJson);
-  // Scanned in the whole body, so that the places it gives (an e-invoice's XML name) are the body's, as the worker reads them.
-  let entries: NonNullable<Field['entries']>;
-  try {
-    const scanned = scanPdfMembers(new JsonScanner(body), range.start + start);
-    entries = scanned.entries;
-    if (scanned.end > range.end || skipWhitespace(text, scanned.end - range.start) < text.length) {
-      return message(FORM_MESSAGES.pdfNotJson);
-    }
-  } catch (error) {
-    if (error instanceof JsonError) return message(FORM_MESSAGES.pdfNotJson);
-    throw error;
-  }
+  // Scanned in the whole body, so that the places it gives (an e-invoice's XML name) are the body's, as the worker
+  // reads them. jsonValue found one JSON value in the part, so the scan ends inside it.
+  const { entries } = scanPdfMembers(new JsonScanner(body), range.start + start);
   return checkPdf(body, { kind: 'object', entries });
 }
 
