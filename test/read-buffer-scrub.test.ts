@@ -73,9 +73,10 @@ describe('the read buffer scrub', () => {
       // A compile of a few seconds: the next answer comes long after the scrub would have run.
       const slow = generate(service, { data: {}, template: '#{ let x = 0; for i in range(12000000) { x += 1 } }\nslow' });
       const sent = performance.now();
-      await sleep(50);
+      // Long enough for the slow request's own connection to be counted in the base on a loaded machine (50 ms was not).
+      await sleep(200);
       const base = connectionsOf(port);
-      await sleep(550);
+      await sleep(400);
       assert.equal(connectionsOf(port), base, 'no scrub 600 ms after the answer while a compile runs');
       await sleep(700);
       const res = await slow;
