@@ -149,6 +149,25 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
     assert.deepEqual(relationships(pdf).sort(), ['Alternative', 'Supplement']);
   });
 
+  it('finds the XML the template attached under a path by that path, and holds it once', async () => {
+    const attach = (content: string) =>
+      `#pdf.attach("a/b/inv.xml", ${content}, relationship: "data", mime-type: "text/xml", description: "invoice")\n= Invoice`;
+    const assets = { 'a/b/inv.xml': EN16931.toString('base64') };
+    // The template's attachment is the XML (not the asset again beside it), renamed to its Factur-X name.
+    const pdf = await pdfOf(
+      await generate(service, body({ xml: 'a/b/inv.xml' }, { template: attach('read("a/b/inv.xml", encoding: none)'), assets })),
+    );
+    qpdfCheck(pdf);
+    assert.deepEqual(pdfAttachments(pdf), ['factur-x.xml']);
+    assert.deepEqual(pdfAttachment(pdf, 'factur-x.xml'), EN16931);
+    // So what the template attached under that path is what is checked, whatever the asset of the same name holds.
+    const res = await generate(service, body({ xml: 'a/b/inv.xml' }, { template: attach('bytes("<not-an-invoice/>")'), assets }));
+    assert.match(await errorOf(res), /^The e-invoice XML "a\/b\/inv\.xml" declares no Factur-X profile/);
+    // Without a template's attachment under the path, the asset is attached, once.
+    const fromAsset = await pdfOf(await generate(service, body({ xml: 'a/b/inv.xml' }, { assets })));
+    assert.deepEqual(pdfAttachments(fromAsset), ['factur-x.xml']);
+  });
+
   it('refuses a template that attaches another file under the name the XML must have, rather than drop it', async () => {
     const other = (name: string) =>
       `#pdf.attach("${name}", bytes("not the invoice"), relationship: "supplement", mime-type: "text/plain", description: "other")\n= Invoice`;

@@ -165,36 +165,50 @@ class ByteSet {
   }
 }
 
+/** What plainAttachmentNames made of a PDF. */
+export interface PlainNames {
+  /** The PDF with every attachment under its plain file name (a buffer of its own), or undefined when none needed renaming. */
+  pdf?: Buffer;
+  /**
+   * The object number of the file specification that was named as one of
+   * `named` before any renaming: an e-invoice's XML is found by the name the
+   * template gave it (`a/b/inv.xml`), which renaming changes (`inv.xml`).
+   */
+  namedSpec?: number;
+}
+
 /**
- * The PDF with every attachment under its plain file name (a buffer of its
- * own; the caller wipes `pdf`), or undefined when there was nothing to
- * rename. A name tree nested in /Kids is written back flat.
+ * Every attachment under its plain file name (the caller wipes `pdf`,
+ * and the new PDF, if one is made). A name tree nested in /Kids is written
+ * back flat.
  */
-export function plainAttachmentNames(pdf: Buffer): Buffer | undefined {
+export function plainAttachmentNames(pdf: Buffer, named: Buffer[] = []): PlainNames {
   // Typst writes its objects uncompressed: a PDF without this word has no attachments.
-  if (!pdf.includes('/EmbeddedFiles')) return undefined;
+  if (!pdf.includes('/EmbeddedFiles')) return {};
   const objects = new PdfObjects(pdf);
   try {
-    return rename(objects);
+    return rename(objects, named);
   } finally {
     // The names read (request content: the template gave them).
     objects.wipe();
   }
 }
 
-function rename(objects: PdfObjects): Buffer | undefined {
+function rename(objects: PdfObjects, named: Buffer[]): PlainNames {
   const root = objects.root();
   const catalog = asDict(objects.read(objects.value(root)));
   const names = asDict(objects.follow(catalog?.get('Names')));
-  if (!catalog || !names) return undefined;
+  if (!catalog || !names) return {};
   const attachments = nameTreeEntries(objects, names.get('EmbeddedFiles'));
+  const spec = attachments.find((a) => named.some((form) => form.equals(a.key)))?.spec;
+  const namedSpec = spec instanceof PdfRef ? spec.num : undefined;
   const renamed = attachments.map((a) => ({ ...a, plain: plainName(a.key) }));
-  if (renamed.every((a) => a.plain === undefined)) return undefined;
+  if (renamed.every((a) => a.plain === undefined)) return { namedSpec };
 
   // The names made here (request content: the template gave them), wiped once the update is written.
   const made = renamed.flatMap((a) => (a.plain === undefined ? [] : [a.plain]));
   try {
-    return renameAll(objects, { root, catalog, names }, renamed, made);
+    return { pdf: renameAll(objects, { root, catalog, names }, renamed, made), namedSpec };
   } finally {
     for (const name of made) wipe(name);
   }

@@ -11,7 +11,8 @@ import type { Range, Job } from '../bytes/layout.js';
 import { EINVOICE_MESSAGES, einvoiceWarningsHeader } from '../messages.js';
 import type { EinvoiceOptions } from '../typst-version.js';
 import { DEFAULT_XML_NAME } from './facturx.js';
-import { type EinvoiceFailure, finishEinvoice } from './einvoice.js';
+import { type PlainNames, plainAttachmentNames } from './attachments.js';
+import { type EinvoiceFailure, finishEinvoice, textForms } from './einvoice.js';
 import { wipe } from '../retention/wipe.js';
 
 /** `madeStrings`: the step made JavaScript strings of the request (a refusal's message, the business rules' check). */
@@ -63,15 +64,27 @@ function refusalBody(job: Job, xml: Range | undefined, failure: EinvoiceFailure)
   return errorBody(job.body, { status: 400, message: parts.before + DEFAULT_XML_NAME + parts.after });
 }
 
-/** Finishes the job's PDF as its `pdf.einvoice` asks; `pdf` is the caller's to wipe. */
+/**
+ * Finishes the job's PDF as its `pdf.einvoice` asks, its attachments under
+ * plain names first (attachments.ts), the XML found by the name the request
+ * gives, as the template attached it; `pdf` is the caller's to wipe.
+ */
 export function finishJob(job: Job, einvoice: EinvoiceOptions, pdf: Buffer): FinishedJob {
   const xmlName = einvoice.xml ? unescapeJsonString(job.body, einvoice.xml) : Buffer.from(DEFAULT_XML_NAME);
+  const forms = textForms(xmlName);
+  let plain: PlainNames = {};
   try {
-    const finished = finishEinvoice(pdf, { xmlName, profile: einvoice.profile, asset: () => assetNamed(job, xmlName) });
+    plain = plainAttachmentNames(pdf, forms);
+    const finished = finishEinvoice(plain.pdf ?? pdf, {
+      xmlName,
+      spec: plain.namedSpec,
+      profile: einvoice.profile,
+      asset: () => assetNamed(job, xmlName),
+    });
     if (!finished.ok) return { ok: false, errorBody: refusalBody(job, einvoice.xml, finished.failure), madeStrings: true };
     const warnings = Buffer.from(einvoiceWarningsHeader(finished.warnings), 'latin1');
     return { ok: true, pdf: finished.pdf, warnings, madeStrings: finished.ruled };
   } finally {
-    wipe(xmlName);
+    wipe(xmlName, ...forms, plain.pdf);
   }
 }

@@ -3,7 +3,8 @@
  * that made it (it holds the job's assets and the PDF, so neither crosses
  * the pipe twice, and a refusal is answered before any PDF leaves):
  *
- * 1. find the XML: attached by the template under its name, else the
+ * 1. find the XML: attached by the template under its name (as the
+ *    template gave it, or its plain file name: attachments.ts), else the
  *    request's asset of that name;
  * 2. check it (xml-schema.ts: well-formed, profile, XSD; business-rules.ts
  *    when the operator gave rules);
@@ -32,6 +33,8 @@ import { wipe } from '../retention/wipe.js';
 export interface EinvoiceRequest {
   /** The XML's name as the request gives it (UTF-8 bytes; the caller wipes them). */
   xmlName: Buffer;
+  /** The object number of the file specification the template attached under that name, as it gave it (attachments.ts: namedSpec). */
+  spec?: number;
   profile?: EinvoiceProfile;
   /** The request's asset of that name, decoded, if there is one (the caller wipes it). */
   asset: () => Buffer | undefined;
@@ -48,7 +51,7 @@ export type EinvoiceFailure =
 export type Finished = { ok: true; pdf: Buffer; warnings: RuleFailure[]; ruled: boolean } | { ok: false; failure: EinvoiceFailure };
 
 /** A name-tree key or file name as PDF text strings write it: PDFDocEncoding (ASCII here) or UTF-16BE with its mark. */
-function textForms(utf8: Buffer): Buffer[] {
+export function textForms(utf8: Buffer): Buffer[] {
   const forms: Buffer[] = [];
   if (utf8.every((b) => b < 0x80)) forms.push(Buffer.from(utf8));
   // Transcoded bytes to bytes: the name (request content) never becomes a JavaScript string.
@@ -81,7 +84,9 @@ function finish(objects: PdfObjects, request: EinvoiceRequest): Finished {
   const names = asDict(objects.follow(catalog.get('Names')));
   const attachments = nameTreeEntries(objects, names?.get('EmbeddedFiles'));
   const wanted = textForms(request.xmlName);
-  const attached = attachments.find((a) => wanted.some((form) => form.equals(a.key)));
+  const attached =
+    attachments.find((a) => a.spec instanceof PdfRef && a.spec.num === request.spec) ??
+    attachments.find((a) => wanted.some((form) => form.equals(a.key)));
   for (const form of wanted) wipe(form);
 
   const attachedFile = attached && embeddedFile(objects, attached.spec);

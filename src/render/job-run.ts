@@ -227,25 +227,24 @@ const failed = (status: number, errorBody: Buffer): JobAnswer => ({ kind: 'faile
 
 /**
  * Finishes a compiled PDF (src/finish/): attachments renamed to their plain
- * file names, then an e-invoice made of it; each step's PDF replaces the
- * one before (which is wiped), or an e-invoice refused gives the refusal's
- * answer.
+ * file names, and an e-invoice made of it (which renames them itself, so
+ * that it finds its XML by the name the template gave); the new PDF
+ * replaces the compiled one (which is wiped), or an e-invoice refused gives
+ * the refusal's answer.
  */
 function finish(job: Job, compiled: Buffer): ({ pdf: Buffer; einvoiceWarnings?: Buffer } | { errorBody: Buffer }) & { garbage: Garbage } {
-  let pdf = compiled;
-  const plain = plainAttachmentNames(pdf);
-  if (plain) {
-    wipe(pdf);
-    pdf = plain;
-  }
   const einvoice = job.layout.pdf?.einvoice;
-  if (!einvoice) return { pdf, garbage: 'none' };
+  if (!einvoice) {
+    const plain = plainAttachmentNames(compiled).pdf;
+    if (plain) wipe(compiled);
+    return { pdf: plain ?? compiled, garbage: 'none' };
+  }
   try {
-    const finished = finishJob(job, einvoice, pdf);
+    const finished = finishJob(job, einvoice, compiled);
     const garbage = finished.madeStrings ? 'strings' : 'none';
     return finished.ok ? { pdf: finished.pdf, einvoiceWarnings: finished.warnings, garbage } : { errorBody: finished.errorBody, garbage };
   } finally {
-    wipe(pdf);
+    wipe(compiled);
   }
 }
 
