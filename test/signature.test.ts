@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { MESSAGES, signatureText } from '../src/messages.js';
 import { loadSigningIdentity } from '../src/finish/signature-identity.js';
 import { PdfSigner } from '../src/finish/signature-signer.js';
-import { pdfAttachments, pdfObjects, pdfSignatures, pdfXmp, qpdfCheck } from './support/poppler.js';
+import { pdfAttachments, pdfFirstPage, pdfObjects, pdfSignatures, pdfXmp, qpdfCheck } from './support/poppler.js';
 import { generate, MAIN, readiness, startService, TEST_KEY, type Service } from './support/service.js';
 import { makeTestIdentity, SIGNER_NAME, type TestIdentity } from './support/signing-identity.js';
 
@@ -136,6 +136,26 @@ describe('a service with a signing identity', () => {
     assert.match(xmp, /<pdfaid:part>3</);
     assert.match(xmp, /<pdfaid:conformance>B</);
     assert.deepEqual(pdfAttachments(pdf), ['factur-x.xml']);
+  });
+
+  it('keeps a tagged page in structure tab order, and hides the widget of a PDF/UA document that is not PDF/A', async () => {
+    // PDF/UA-1 7.18.3: a page with an annotation has /Tabs /S; 7.18.4: a widget shown on the page is tagged as a Form, and
+    // a hidden one is exempt. PDF/A forbids hiding an annotation; an untagged document gets no tab order.
+    const cases = [
+      { pdf: { standard: 'ua-1' }, tabs: '/S', flags: 134 },
+      { pdf: { standard: 'a-3a' }, tabs: '/S', flags: 132 },
+      { pdf: { tagged: false }, tabs: undefined, flags: 132 },
+    ];
+    for (const { pdf: options, tabs, flags } of cases) {
+      const pdf = await pdfOf(
+        await generate(service, { data: { who: 'us' }, template: TEMPLATE, typst: '0.14', pdf: { ...options, signature: {} } }),
+      );
+      assertSignedWhole(pdf);
+      const { page, annotations } = pdfFirstPage(pdf);
+      assert.equal(page['/Tabs'], tabs, JSON.stringify(options));
+      const widget = annotations.find((a) => a['/FT'] === '/Sig');
+      assert.equal(widget?.['/F'], flags, JSON.stringify(options));
+    }
   });
 
   it('a signed Factur-X e-invoice keeps its Factur-X XMP and its one XML, after the e-invoice update', async () => {

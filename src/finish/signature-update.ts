@@ -10,8 +10,12 @@
  *     signature-signer.ts fills once the file is whole;
  *   - an invisible signature field that is its own widget (/Rect [0 0 0 0],
  *     printable and locked: PDF/A wants no appearance for a zero-size one)
- *     on the first page;
- *   - the first page again, its /Annots ending with the widget;
+ *     on the first page; hidden too in a PDF/UA document that is not PDF/A
+ *     (PDF/UA-1 7.18.4 wants a widget that is neither hidden nor outside
+ *     the page tagged as a Form, and PDF/A forbids hiding it);
+ *   - the first page again, its /Annots ending with the widget, and in a
+ *     tagged document its /Tabs /S (PDF/UA-1 7.18.3: every page with an
+ *     annotation);
  *   - the catalog again with /AcroForm (/Fields ending with the field,
  *     /SigFlags 3), or the /AcroForm object again if it is one of its own;
  *   - the update's cross-reference section and trailer (incremental-update.ts).
@@ -52,6 +56,8 @@ const BYTE_RANGE_BLANKS = 4 * 11;
 const CONTENTS_KEY = '] /Contents <';
 /** /F: Print (4) and Locked (128); a PDF/A annotation must be printable. */
 const WIDGET_FLAGS = 132;
+/** /F's Hidden flag (2). */
+const HIDDEN = 2;
 
 const refText = (ref: Ref) => `${ref.num} ${ref.gen} R`;
 
@@ -117,13 +123,16 @@ function build(objects: PdfObjects, texts: SignatureTexts, contentsBytes: number
   const sigRef = { num: objects.size + 1, gen: 0 };
   const updated: NewObject[] = [];
 
-  // The first page, its annotations ending with the widget.
+  // The first page, its annotations ending with the widget; in a tagged document, in the structure's tab order.
   const page = objects.value(pageRef);
   const pageEntries = dictionaryAt(page.bytes, page.span.start).entries;
   const annots = arrayWith(objects, page.bytes, entryOf(page.bytes, pageEntries, '/Annots'), fieldRef);
+  const tagged = entryOf(catalog.bytes, catalog.entries, '/StructTreeRoot') !== undefined;
+  const pageExtra = [ascii('/Annots '), annots, ascii('\n')];
+  if (tagged) pageExtra.push(ascii('/Tabs /S\n'));
   updated.push({
     num: pageRef.num,
-    value: [dictionaryWith(page.bytes, pageEntries, ['/Annots'], [ascii('/Annots '), annots, ascii('\n')])],
+    value: [dictionaryWith(page.bytes, pageEntries, tagged ? ['/Annots', '/Tabs'] : ['/Annots'], pageExtra)],
   });
 
   // The interactive form: in the catalog, or an object of its own.
@@ -144,11 +153,12 @@ function build(objects: PdfObjects, texts: SignatureTexts, contentsBytes: number
     updated.push({ num: rootRef.num, value: [catalogDict] });
   }
 
+  const flags = tagged && declaresUaNotA(objects, catalog) ? WIDGET_FLAGS | HIDDEN : WIDGET_FLAGS;
   updated.push({
     num: fieldRef.num,
     value: [
       ascii(
-        `<</Type /Annot /Subtype /Widget /FT /Sig /T (Signature${sigRef.num}) /V ${refText(sigRef)} /F ${WIDGET_FLAGS} /Rect [0 0 0 0] /P ${refText(pageRef)}>>`,
+        `<</Type /Annot /Subtype /Widget /FT /Sig /T (Signature${sigRef.num}) /V ${refText(sigRef)} /F ${flags} /Rect [0 0 0 0] /P ${refText(pageRef)}>>`,
       ),
     ],
   });
@@ -170,6 +180,23 @@ function build(objects: PdfObjects, texts: SignatureTexts, contentsBytes: number
     contents: { at: contentsAt, hexDigits: zeros.length },
     byteRange: byteRangeBefore(contentsAt),
   };
+}
+
+/**
+ * Whether the document's XMP declares PDF/UA (`pdfuaid:part`) and no PDF/A
+ * (`pdfaid:part`). The packet holds the document's title, request content:
+ * it is read as bytes and wiped.
+ */
+function declaresUaNotA(objects: PdfObjects, catalog: { bytes: Uint8Array; entries: Entry[] }): boolean {
+  const entry = entryOf(catalog.bytes, catalog.entries, '/Metadata');
+  const ref = entry && referenceAt(catalog.bytes, entry);
+  if (!ref) return false;
+  const packet = objects.streamData(ref);
+  try {
+    return packet.includes('pdfuaid:part') && !packet.includes('pdfaid:part');
+  } finally {
+    wipe(packet);
+  }
 }
 
 /** Where the /ByteRange placeholder's blanks are, given where the /Contents placeholder's `<` is. */

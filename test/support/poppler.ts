@@ -1,7 +1,7 @@
 /**
  * Reads PDFs with the command-line tools a user would reach for
  * (poppler-utils and qpdf): text as copied out, XMP metadata, attached files,
- * fonts, the uncompressed object text, signatures (`pdfsig`) and `qpdf --check`.
+ * fonts, the uncompressed object text, the first page's dictionary, signatures (`pdfsig`) and `qpdf --check`.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -67,6 +67,17 @@ export function pdfObjects(bytes: Uint8Array): string {
   return withFile(bytes, (path) =>
     execFileSync('qpdf', ['--qdf', '--object-streams=disable', path, '-'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString('latin1'),
   );
+}
+
+type PdfDictionary = Record<string, unknown>;
+
+/** The first page's dictionary and its annotations' dictionaries, as qpdf's JSON gives them. */
+export function pdfFirstPage(pdf: Uint8Array): { page: PdfDictionary; annotations: PdfDictionary[] } {
+  const json = withFile(pdf, (path) => execFileSync('qpdf', ['--json=2', '--json-key=pages', '--json-key=qpdf', path]).toString());
+  const { pages, qpdf } = JSON.parse(json) as { pages: { object: string }[]; qpdf: [unknown, Record<string, { value: PdfDictionary }>] };
+  const object = (ref: string) => qpdf[1][`obj:${ref}`]!.value;
+  const page = object(pages[0]!.object);
+  return { page, annotations: ((page['/Annots'] as string[] | undefined) ?? []).map(object) };
 }
 
 /** What `pdfsig` reports of each signature (its exit status aside: it is not 0 for an invalid one), as `key: value` lines. */
