@@ -31,6 +31,7 @@ interface ClientError extends Error {
 
 function answerTo(error: ClientError): { status: number; message: string } {
   switch (error.code) {
+    // Over 16 KiB of head, or over 1,000 header lines (Node's parser counts both).
     case 'HPE_HEADER_OVERFLOW':
       return { status: 431, message: MESSAGES.headersTooLarge };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
@@ -39,10 +40,14 @@ function answerTo(error: ClientError): { status: number; message: string } {
     // llhttp reports two Content-Length headers with this code too (reason "Duplicate Content-Length").
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
       return { status: 400, message: /duplicate/i.test(error.reason ?? '') ? MESSAGES.twoLengths : MESSAGES.lengthAndChunked };
+    // These two say "... can't be present with ..." for Content-Length with Transfer-Encoding, whichever came first.
     case 'HPE_INVALID_TRANSFER_ENCODING':
-      return { status: 400, message: MESSAGES.lengthAndChunked };
+      return {
+        status: 400,
+        message: /content-length/i.test(error.reason ?? '') ? MESSAGES.lengthAndChunked : MESSAGES.badTransferEncoding,
+      };
     case 'HPE_INVALID_CONTENT_LENGTH':
-      return { status: 400, message: MESSAGES.invalidLength };
+      return { status: 400, message: /transfer-encoding/i.test(error.reason ?? '') ? MESSAGES.lengthAndChunked : MESSAGES.invalidLength };
     // A chunk size that is not hexadecimal (or too large), or a chunk's line not ended by CRLF.
     case 'HPE_INVALID_CHUNK_SIZE':
     case 'HPE_CR_EXPECTED':

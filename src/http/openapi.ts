@@ -125,7 +125,7 @@ function openApiDocument(options: OpenApiOptions): Json {
               },
             },
           ),
-          '431': errorResponse('The request headers exceed 16 KiB.'),
+          '431': errorResponse('The request headers exceed 16 KiB or 1,000 lines.'),
           '500': errorResponse('The compiler crashed.'),
           ...protectedResponses,
         },

@@ -50,10 +50,28 @@ describe('the error contract', () => {
       error: /^Request headers too large/,
     },
     {
+      name: 'over 1,000 header lines',
+      bytes: post(`${'X-A: b\r\n'.repeat(1000)}Content-Length: 2\r\n`, '{}'),
+      status: 431,
+      error: /^Request headers too large \(at most 16 KiB and 1,000 header lines\)$/,
+    },
+    {
       name: 'Content-Length with Transfer-Encoding',
       bytes: post('Content-Length: 5\r\nTransfer-Encoding: chunked\r\n', '0\r\n\r\n'),
       status: 400,
       error: /Content-Length together with Transfer-Encoding/,
+    },
+    {
+      name: 'Transfer-Encoding with Content-Length after it',
+      bytes: post('Transfer-Encoding: chunked\r\nContent-Length: 5\r\n', '0\r\n\r\n'),
+      status: 400,
+      error: /^Malformed HTTP request: Content-Length together with Transfer-Encoding$/,
+    },
+    {
+      name: 'chunked twice, no Content-Length',
+      bytes: post('Transfer-Encoding: chunked, chunked\r\n', '0\r\n\r\n'),
+      status: 400,
+      error: /^Malformed HTTP request: Transfer-Encoding must end with chunked, given once$/,
     },
     {
       name: 'two Content-Lengths',
