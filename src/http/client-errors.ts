@@ -117,12 +117,16 @@ function rawAnswer(status: number, message: string): Buffer {
 /**
  * onRequest, first of all: an HTTP/1.1 request without a Host header is malformed. (Node's own check
  * answers it with an empty body, so the server is made without it and this one answers instead.)
+ * So is any request with two (RFC 9112, 3.2), which Node takes, keeping the first.
  */
 export async function requireHost(request: FastifyRequest): Promise<void> {
-  const { httpVersionMajor, httpVersionMinor } = request.raw;
+  const { httpVersionMajor, httpVersionMinor, rawHeaders } = request.raw;
   if (httpVersionMajor === 1 && httpVersionMinor === 1 && request.headers.host === undefined) {
     throw new HttpError(400, MESSAGES.missingHost, { connection: 'close' });
   }
+  let hosts = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.length === 4 && rawHeaders[i]!.toLowerCase() === 'host') hosts++;
+  if (hosts > 1) throw new HttpError(400, MESSAGES.twoHosts, { connection: 'close' });
 }
 
 /**

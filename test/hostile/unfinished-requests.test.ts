@@ -203,6 +203,13 @@ describe('what Node answers on its own', () => {
     assert.match(api.headers, /^x-ratelimit-remaining: \d+$/im);
   });
 
+  it('a request with two Host headers gets the JSON 400 (Node keeps the first)', async () => {
+    const res = await exchange(`GET /healthz HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n`);
+    assert.equal(res.status, 400);
+    assert.equal(errorOf(res), 'Malformed HTTP request: more than one Host header');
+    assert.equal((await exchange(`GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`)).status, 200);
+  });
+
   it('a path whose percent-encoding cannot be decoded gets the JSON 400 with the headers of every answer', async () => {
     const res = await fetch(`${service.url}/v1/pdf/%zz`);
     assert.equal(res.status, 400);
