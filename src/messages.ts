@@ -34,6 +34,7 @@ export const MESSAGES = {
   unauthorized: 'Missing or invalid API Key',
   tooLarge: `Payload exceeds ${MAX_BODY_BYTES / (1024 * 1024)}MB limit`,
   unsupportedMediaType: 'Content-Type must be application/json or multipart/form-data',
+  jsonNotUtf8: 'Content-Type application/json must be UTF-8: a charset other than utf-8 is not taken',
   rateLimited: 'Rate limit exceeded',
   crashLimited: 'Templates from this key crashed the engine too often; wait for the next window',
   memory: 'Template compilation exceeded the memory limit',

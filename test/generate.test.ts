@@ -176,9 +176,15 @@ describe('request body', () => {
     await errorOf(res, 415);
   });
 
-  it('accepts a charset parameter on the JSON content type', async () => {
-    const res = await generate(service, { data: {}, template: 'ok' }, { headers: { 'content-type': 'application/json; charset=utf-8' } });
-    assert.equal(res.status, 200);
+  it('accepts a UTF-8 charset parameter on the JSON content type, and refuses another with 415', async () => {
+    for (const type of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/json; Charset=utf8']) {
+      const res = await generate(service, { data: {}, template: 'ok' }, { headers: { 'content-type': type } });
+      assert.equal(res.status, 200, type);
+    }
+    for (const type of ['application/json; charset=utf-16', 'application/json; charset=latin1', 'application/json; charset=']) {
+      const res = await generate(service, { data: {}, template: 'ok' }, { headers: { 'content-type': type } });
+      assert.equal(await errorOf(res, 415), 'Content-Type application/json must be UTF-8: a charset other than utf-8 is not taken');
+    }
   });
 });
 

@@ -102,6 +102,25 @@ function takeBoundary(request: FastifyRequest): Buffer | undefined {
   return boundary;
 }
 
+/**
+ * Whether a JSON Content-Type names no charset or UTF-8: JSON between
+ * systems is UTF-8 (RFC 8259, 8.1), and a body sent as `charset=utf-16` or
+ * `latin1` would be read as something it is not.
+ */
+function utf8Charset(contentType: string): boolean {
+  for (const parameter of contentType.split(';').slice(1)) {
+    const at = parameter.indexOf('=');
+    if (at < 0 || parameter.slice(0, at).trim().toLowerCase() !== 'charset') continue;
+    const value = parameter
+      .slice(at + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
+    if (value !== 'utf-8' && value !== 'utf8') return false;
+  }
+  return true;
+}
+
 /** Encodings as a client may name them, shown in the answer only if they look like one. */
 const ENCODING = /^[\w.,+ -]{1,40}$/;
 
@@ -114,6 +133,7 @@ export async function requireJsonWithinLimit(request: FastifyRequest, reply: Fas
   const contentType = request.headers['content-type'] ?? '';
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json' && type !== 'multipart/form-data') throw new HttpError(415, MESSAGES.unsupportedMediaType);
+  if (type === 'application/json' && !utf8Charset(contentType)) throw new HttpError(415, MESSAGES.jsonNotUtf8);
   const boundary = type === 'multipart/form-data' ? formBoundary(contentType) : undefined;
   if (typeof boundary === 'string') throw new HttpError(400, boundary);
   // Fastify picks the body's parser by the whole header, which it keeps as the key of a cache of its own (100 of

@@ -113,7 +113,9 @@ function openApiDocument(options: OpenApiOptions): Json {
           '404': errorResponse('Any path that is not one of an operation here.'),
           '408': errorResponse('The request, or its body, was not received in time.'),
           '413': errorResponse('The body exceeds 10 × 1024 × 1024 bytes.'),
-          '415': errorResponse('`Content-Type` is neither `application/json` nor `multipart/form-data`, or the body is compressed.'),
+          '415': errorResponse(
+            '`Content-Type` is neither `application/json` (UTF-8) nor `multipart/form-data`, or the body is compressed.',
+          ),
           '422': errorResponse(
             'The compile exceeded the time or memory limit and was stopped, the PDF is over its limit, ' +
               'or the template or a string in `data` holds text the engines crash on (refused before the compile).',
