@@ -71,12 +71,12 @@ function refusalBody(job: Job, xml: Range | undefined, failure: EinvoiceFailure)
  */
 export function finishJob(job: Job, einvoice: EinvoiceOptions, pdf: Buffer): FinishedJob {
   const xmlName = einvoice.xml ? unescapeJsonString(job.body, einvoice.xml) : Buffer.from(DEFAULT_XML_NAME);
-  const forms = textForms(xmlName);
+  const xmlForms = textForms(xmlName);
   let plain: PlainNames = {};
   try {
-    plain = plainAttachmentNames(pdf, forms);
+    plain = plainAttachmentNames(pdf, xmlForms);
     const finished = finishEinvoice(plain.pdf ?? pdf, {
-      xmlName,
+      xmlForms,
       spec: plain.namedSpec,
       profile: einvoice.profile,
       asset: () => assetNamed(job, xmlName),
@@ -85,6 +85,6 @@ export function finishJob(job: Job, einvoice: EinvoiceOptions, pdf: Buffer): Fin
     const warnings = Buffer.from(einvoiceWarningsHeader(finished.warnings), 'latin1');
     return { ok: true, pdf: finished.pdf, warnings, madeStrings: finished.ruled };
   } finally {
-    wipe(xmlName, ...forms, plain.pdf);
+    wipe(xmlName, ...xmlForms, plain.pdf);
   }
 }

@@ -31,8 +31,8 @@ import { checkXml, type XmlRefusal } from './xml-schema.js';
 import { wipe } from '../retention/wipe.js';
 
 export interface EinvoiceRequest {
-  /** The XML's name as the request gives it (UTF-8 bytes; the caller wipes them). */
-  xmlName: Buffer;
+  /** The XML's name as the request gives it, in the forms a PDF text string writes it (textForms; the caller wipes them). */
+  xmlForms: Buffer[];
   /** The object number of the file specification the template attached under that name, as it gave it (attachments.ts: namedSpec). */
   spec?: number;
   profile?: EinvoiceProfile;
@@ -83,11 +83,9 @@ function finish(objects: PdfObjects, request: EinvoiceRequest): Finished {
   if (!catalog) throw new Error('the PDF catalog is not a dictionary');
   const names = asDict(objects.follow(catalog.get('Names')));
   const attachments = nameTreeEntries(objects, names?.get('EmbeddedFiles'));
-  const wanted = textForms(request.xmlName);
   const attached =
     attachments.find((a) => a.spec instanceof PdfRef && a.spec.num === request.spec) ??
-    attachments.find((a) => wanted.some((form) => form.equals(a.key)));
-  for (const form of wanted) wipe(form);
+    attachments.find((a) => request.xmlForms.some((form) => form.equals(a.key)));
 
   const attachedFile = attached && embeddedFile(objects, attached.spec);
   let xml = attachedFile ? objects.streamData(attachedFile) : undefined;
