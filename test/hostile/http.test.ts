@@ -49,9 +49,16 @@ describe('malformed bodies', () => {
       error: /^Content-Type must be application\/json or multipart\/form-data$/,
     },
     {
-      name: 'Content-Type with a charset that lies',
+      name: 'Content-Type naming UTF-16',
       body: Buffer.from('{"data":{},"template":"x"}', 'utf16le'),
       headers: { 'content-type': 'application/json; charset=utf-16' },
+      status: 415,
+      error: /^Content-Type application\/json must be UTF-8: a charset other than utf-8 is not taken$/,
+    },
+    {
+      name: 'Content-Type with a charset that lies',
+      body: Buffer.from('{"data":{},"template":"x"}', 'utf16le'),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
       status: 400,
       error: /^Request body is not valid JSON/,
     },
