@@ -7,7 +7,7 @@
  *   onRequest  first: the answers each connection owes, counted (http/draining.ts)
  *              1. identify the key (http/auth.ts identifyKey)          /v1 only
  *              2. count it: 429 past the limit (http/rate-limit.ts)   /v1 only
- *                 no Host: 400 (http/client-errors.ts requireHost)
+ *                 no Host, two: 400; HTTP/2.0 and up: 505 (http/client-errors.ts requireHttp1Head)
  *              3. unknown path: 404, before the body is read; another method
  *                 than POST on /v1/pdf/generate: 405 (http/generate.ts)
  *              4. shutting down: 503 (http/draining.ts)               not /healthz, /readyz
@@ -46,7 +46,7 @@ import {
   frameworkErrorHandler,
   lastBeforeHalfClose,
   refuseConnect,
-  requireHost,
+  requireHttp1Head,
 } from './http/client-errors.js';
 import { errorHandler, HttpError, sendError } from './http/errors.js';
 import { registerExpectations } from './http/expect.js';
@@ -129,7 +129,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const requestTimeout = REQUEST_TIMES_BODY_TIMEOUT * bodyTimeoutMs;
   const app = Fastify({
     http: {
-      // A request without Host is answered by requireHost, with the API's error body.
+      // A request without Host is answered by requireHttp1Head, with the API's error body.
       requireHostHeader: false,
       headersTimeout: Math.min(60_000, requestTimeout),
       connectionsCheckingInterval: Math.min(30_000, Math.ceil(bodyTimeoutMs / CHECKS_PER_BODY_TIMEOUT)),
@@ -180,7 +180,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', identifyKey(options.keys));
   const rateLimitHealth = await registerRateLimit(app, { keys: options.keys, ...options.rateLimit });
   // Counted first, as every request is: its answer carries the rate-limit headers too.
-  app.addHook('onRequest', requireHost);
+  app.addHook('onRequest', requireHttp1Head);
   // Fastify would otherwise read and parse an unknown path's body before answering 404.
   app.addHook('onRequest', async (request) => {
     if (request.is404) throw new HttpError(404, MESSAGES.notFound);

@@ -54,6 +54,7 @@ export const MESSAGES = {
   badChunks: 'Malformed HTTP request: the chunked body is not framed as HTTP/1.1 says (a chunk size in hexadecimal, then CRLF)',
   missingHost: 'Malformed HTTP request: an HTTP/1.1 request must have a Host header',
   twoHosts: 'Malformed HTTP request: more than one Host header',
+  httpVersion: 'HTTP version not supported: this service speaks HTTP/1.1 (and 1.0)',
   connectUnsupported: 'This service does not support the CONNECT method',
   badUrl: 'Malformed URL',
   lengthRequired: 'An HTTP/1.0 request with a body must declare its Content-Length',

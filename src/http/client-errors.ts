@@ -115,13 +115,16 @@ function rawAnswer(status: number, message: string): Buffer {
 }
 
 /**
- * onRequest, first of all: an HTTP/1.1 request without a Host header is malformed. (Node's own check
- * answers it with an empty body, so the server is made without it and this one answers instead.)
- * So is any request with two (RFC 9112, 3.2), which Node takes, keeping the first.
+ * onRequest, first of all, the request's head: an HTTP/1.1 request without a Host header is malformed.
+ * (Node's own check answers it with an empty body, so the server is made without it and this one answers
+ * instead.) So is any request with two (RFC 9112, 3.2), which Node takes, keeping the first. And a
+ * request line of another major version than 1 (`HTTP/2.0` in HTTP/1.1's syntax, which Node serves as
+ * HTTP/1.1) is a 505 (RFC 9110, 15.6.6).
  */
-export async function requireHost(request: FastifyRequest): Promise<void> {
+export async function requireHttp1Head(request: FastifyRequest): Promise<void> {
   const { httpVersionMajor, httpVersionMinor, rawHeaders } = request.raw;
-  if (httpVersionMajor === 1 && httpVersionMinor === 1 && request.headers.host === undefined) {
+  if (httpVersionMajor !== 1) throw new HttpError(505, MESSAGES.httpVersion, { connection: 'close' });
+  if (httpVersionMinor === 1 && request.headers.host === undefined) {
     throw new HttpError(400, MESSAGES.missingHost, { connection: 'close' });
   }
   let hosts = 0;

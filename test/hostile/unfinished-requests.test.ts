@@ -210,6 +210,13 @@ describe('what Node answers on its own', () => {
     assert.equal((await exchange(`GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`)).status, 200);
   });
 
+  it('a request line of HTTP/2.0 gets the JSON 505 (Node would serve it as HTTP/1.1)', async () => {
+    const res = await exchange(`GET /healthz HTTP/2.0\r\nHost: a\r\n\r\n`);
+    assert.equal(res.status, 505);
+    assert.equal(errorOf(res), 'HTTP version not supported: this service speaks HTTP/1.1 (and 1.0)');
+    assert.equal((await exchange(`GET /healthz HTTP/1.0\r\n\r\n`)).status, 200);
+  });
+
   it('a path whose percent-encoding cannot be decoded gets the JSON 400 with the headers of every answer', async () => {
     const res = await fetch(`${service.url}/v1/pdf/%zz`);
     assert.equal(res.status, 400);
