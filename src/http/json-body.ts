@@ -18,6 +18,7 @@ import { releaseBody } from '../retention/body-pool.js';
 import { errorBody } from '../bytes/error-body.js';
 import type { CheckOptions } from '../bytes/json-check.js';
 import { BodyRefusedError, type PendingBodies } from '../request/pending-bodies.js';
+import { mediaTypeParameter } from '../request/media-type.js';
 import { formBoundary } from '../request/multipart.js';
 import { BodyIncompleteError, BodyTimeoutError, BodyTooLargeError, firstBodyBytes, receiveBody } from '../request/receive.js';
 import { bodyTimeoutMessage, MESSAGES, unsupportedEncoding, unsupportedTransferCoding } from '../messages.js';
@@ -103,23 +104,12 @@ function takeBoundary(request: FastifyRequest): Buffer | undefined {
 }
 
 /**
- * Whether a JSON Content-Type names no charset or UTF-8: JSON between
- * systems is UTF-8 (RFC 8259, 8.1), and a body sent as `charset=utf-16` or
- * `latin1` would be read as something it is not.
+ * A JSON Content-Type's charset, if it names one: JSON between systems is
+ * UTF-8 (RFC 8259, 8.1), and a body sent as `charset=utf-16` or `latin1`
+ * would be read as something it is not.
  */
-function utf8Charset(contentType: string): boolean {
-  for (const parameter of contentType.split(';').slice(1)) {
-    const at = parameter.indexOf('=');
-    if (at < 0 || parameter.slice(0, at).trim().toLowerCase() !== 'charset') continue;
-    const value = parameter
-      .slice(at + 1)
-      .trim()
-      .replace(/^"(.*)"$/, '$1')
-      .toLowerCase();
-    if (value !== 'utf-8' && value !== 'utf8') return false;
-  }
-  return true;
-}
+const charsetOf = mediaTypeParameter('charset');
+const UTF8_NAMES = ['utf-8', 'utf8'];
 
 /** Encodings as a client may name them, shown in the answer only if they look like one. */
 const ENCODING = /^[\w.,+ -]{1,40}$/;
@@ -133,7 +123,8 @@ export async function requireJsonWithinLimit(request: FastifyRequest, reply: Fas
   const contentType = request.headers['content-type'] ?? '';
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json' && type !== 'multipart/form-data') throw new HttpError(415, MESSAGES.unsupportedMediaType);
-  if (type === 'application/json' && !utf8Charset(contentType)) throw new HttpError(415, MESSAGES.jsonNotUtf8);
+  const charset = type === 'application/json' ? charsetOf(contentType)?.toLowerCase() : undefined;
+  if (charset !== undefined && !UTF8_NAMES.includes(charset)) throw new HttpError(415, MESSAGES.jsonNotUtf8);
   const boundary = type === 'multipart/form-data' ? formBoundary(contentType) : undefined;
   if (typeof boundary === 'string') throw new HttpError(400, boundary);
   // Fastify picks the body's parser by the whole header, which it keeps as the key of a cache of its own (100 of

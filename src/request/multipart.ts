@@ -21,6 +21,7 @@
  * part's headers are read once and are at most MAX_HEADER_BYTES long.
  */
 import { FORM_MESSAGES } from '../messages.js';
+import { mediaTypeParameter } from './media-type.js';
 import { hexValue } from '../bytes/hex.js';
 import type { Range } from '../bytes/layout.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
@@ -73,6 +74,8 @@ function equalsIgnoringCase(bytes: Uint8Array, from: number, to: number, lower: 
   return true;
 }
 
+const boundaryOf = mediaTypeParameter('boundary');
+
 /**
  * The boundary a Content-Type header names, as bytes of their own (the
  * caller wipes them: a client chooses its boundary, a marker as well as
@@ -80,8 +83,7 @@ function equalsIgnoringCase(bytes: Uint8Array, from: number, to: number, lower: 
  * RFC 2046's rules (1 to 70 characters).
  */
 export function formBoundary(contentType: string): Buffer | string {
-  const match = /;\s*boundary\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s;"]*))/i.exec(contentType);
-  const boundary = match === null ? undefined : (match[1]?.replace(/\\(.)/g, '$1') ?? match[2]);
+  const boundary = boundaryOf(contentType);
   if (!boundary) return FORM_MESSAGES.noBoundary;
   if (boundary.length > 70 || !/^[\x20-\x7e]+$/.test(boundary)) return FORM_MESSAGES.badBoundary;
   const bytes = ownedBuffer(boundary.length);
