@@ -7,14 +7,15 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 // Imported by the package's own name, as another project would (the workspace's package.json "exports").
-import { TypstPdfError, generatePdf, parseWarnings, retryWaitMs, type RetryInfo } from 'typst-pdf-client';
+import { TypstPdfError, errorFromResponse, generatePdf, parseWarnings, retryWaitMs, type RetryInfo } from 'typst-pdf-client';
 import { parsePdf } from './support/pdf.js';
 import { pdfAttachments, pdfObjects, pdfSignatures, pdfXmp } from './support/poppler.js';
 import { makeTestIdentity, type TestIdentity } from './support/signing-identity.js';
@@ -205,6 +206,53 @@ describe('typst-pdf command line', () => {
     const run = await runCli(['render', '--template', join(EXAMPLES, 'letter.typ'), '--url', url, '--out', join(dir, 'y.pdf')]);
     assert.equal(run.code, 1);
     assert.equal(run.stderr, `typst-pdf: Could not reach ${url}: ECONNREFUSED\n`);
+  });
+
+  it('shows the line Typst counts after a lone CR, with the caret under the column after wide characters', async () => {
+    const template = join(dir, 'lines.typ');
+    writeFileSync(template, 'x\ry\n\u{1F600}\u{1F600} #foo\n#bar\n');
+    const run = await runCli(['render', '--template', template, '--out', join(dir, 'lines.pdf')], {
+      TYPST_PDF_URL: service.url,
+      TYPST_PDF_API_KEY: TEST_KEY,
+    });
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.stderr,
+      'typst-pdf: 400 Typst error on line 3, column 5: unknown variable: foo\n3 | \u{1F600}\u{1F600} #foo\n  |       ^\n',
+    );
+  });
+
+  it('never prints a key or a password it cannot send, and refuses them with exit 2 before sending anything', async () => {
+    const template = join(EXAMPLES, 'letter.typ');
+    const withLineBreak = await runCli(['render', '--template', template, '--out', join(dir, 'k.pdf')], {
+      TYPST_PDF_URL: service.url,
+      TYPST_PDF_API_KEY: `# my key\n${TEST_KEY}`,
+    });
+    assert.equal(withLineBreak.code, 2);
+    assert.equal(
+      withLineBreak.stderr,
+      'typst-pdf: The API key holds a character no HTTP header can carry (a line break, a space or a non-ASCII character)\n',
+    );
+    const withPassword = await runCli(['render', '--template', template, '--out', join(dir, 'k.pdf')], {
+      TYPST_PDF_URL: service.url.replace('://', '://user:s3cret-pass@'),
+      TYPST_PDF_API_KEY: TEST_KEY,
+    });
+    assert.equal(withPassword.code, 2);
+    assert.equal(withPassword.stderr, 'typst-pdf: The service URL must not hold a user name or password: the API key authenticates\n');
+    assert.ok(!existsSync(join(dir, 'k.pdf')));
+  });
+
+  it('refuses a file larger than a whole request before reading it, exit 2', async () => {
+    const big = join(dir, 'big.bin');
+    // A sparse file: its size without its disk space.
+    writeFileSync(big, '');
+    truncateSync(big, 10 * 1024 * 1024 + 1);
+    const run = await runCli(['render', '--template', join(EXAMPLES, 'letter.typ'), '--asset', big], {
+      TYPST_PDF_URL: service.url,
+      TYPST_PDF_API_KEY: TEST_KEY,
+    });
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /^typst-pdf: \S+big\.bin is larger than the service takes in a request \(10 MB\)\n/);
   });
 
   it('refuses a wrong command line with exit 2, and answers --help and --version', async () => {
@@ -453,6 +501,76 @@ describe('TypeScript client', () => {
   });
 });
 
+/**
+ * What stands between a client and the service can break an answer: a
+ * connection cut after the head, a login page answered 200. A server of
+ * node:http plays that part.
+ */
+describe('the client against an answer that is not the PDF', () => {
+  let server: HttpServer;
+  let url: string;
+  before(async () => {
+    server = createHttpServer((request, response) => {
+      request.resume();
+      if (request.url?.startsWith('/cut/')) {
+        response.writeHead(200, { 'content-type': 'application/pdf', 'content-length': '1000' });
+        response.write('%PDF-');
+        setTimeout(() => response.socket?.destroy(), 20);
+      } else {
+        response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        response.end('<html>Please log in</html>');
+      }
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => server.close());
+
+  it('rejects an answer cut off after its head with a TypstPdfError of status 0; the CLI exits 1', async () => {
+    await assert.rejects(generatePdf({ data: {}, template: 'x' }, { url: `${url}/cut/`, apiKey: TEST_KEY }), (error: unknown) => {
+      assert.ok(error instanceof TypstPdfError);
+      assert.equal(error.status, 0);
+      assert.equal(error.message, `The answer from ${url} broke off before the whole PDF arrived: UND_ERR_SOCKET`);
+      return true;
+    });
+    const run = await runCli(['render', '--template', join(EXAMPLES, 'letter.typ'), '--out', join(dir, 'cut.pdf')], {
+      TYPST_PDF_URL: `${url}/cut/`,
+      TYPST_PDF_API_KEY: TEST_KEY,
+    });
+    assert.equal(run.code, 1);
+    assert.equal(run.stderr, `typst-pdf: The answer from ${url} broke off before the whole PDF arrived: UND_ERR_SOCKET\n`);
+    assert.ok(!existsSync(join(dir, 'cut.pdf')));
+  });
+
+  it('rejects a 200 that is not a PDF, naming its Content-Type; the CLI writes nothing and exits 1', async () => {
+    await assert.rejects(generatePdf({ data: {}, template: 'x' }, { url: `${url}/login/` }), {
+      name: 'TypstPdfError',
+      status: 200,
+      message: 'The answer is not a PDF (Content-Type: text/html)',
+    });
+    const run = await runCli(['render', '--template', join(EXAMPLES, 'letter.typ'), '--out', join(dir, 'login.pdf')], {
+      TYPST_PDF_URL: `${url}/login/`,
+    });
+    assert.equal(run.code, 1);
+    assert.equal(run.stderr, 'typst-pdf: 200 The answer is not a PDF (Content-Type: text/html)\n');
+    assert.ok(!existsSync(join(dir, 'login.pdf')));
+  });
+
+  it('refuses a key no header can carry and a URL with a password, quoting neither', async () => {
+    await assert.rejects(generatePdf({ data: {}, template: 'x' }, { url, apiKey: 'sec\nret-key-0123' }), (error: unknown) => {
+      assert.ok(error instanceof TypeError);
+      assert.ok(!error.message.includes('ret-key'), error.message);
+      return true;
+    });
+    await assert.rejects(generatePdf({ data: {}, template: 'x' }, { url: url.replace('://', '://me:pass-word@') }), (error: unknown) => {
+      assert.ok(error instanceof TypeError);
+      assert.ok(!error.message.includes('pass-word'), error.message);
+      return true;
+    });
+  });
+});
+
 describe('retry wait from headers', () => {
   const now = Date.UTC(2024, 9, 7, 12, 0, 0);
   it('takes Retry-After in seconds or as a date, else X-RateLimit-Reset while it is ahead, else one second', () => {
@@ -463,6 +581,15 @@ describe('retry wait from headers', () => {
     assert.equal(retryWaitMs(new Headers(), now), 1000);
     // A reset the local clock sees as past (the window ended, or the clocks disagree) is no reason to retry at once.
     assert.equal(retryWaitMs(new Headers({ 'x-ratelimit-reset': String(now / 1000 - 30) }), now), 1000);
+  });
+
+  it("gives the error the Retry-After's seconds, or the seconds to its date", async () => {
+    const seconds = await errorFromResponse(new Response('{"error":"busy"}', { status: 503, headers: { 'retry-after': '2' } }));
+    assert.equal(seconds.retryAfterSeconds, 2);
+    const date = new Date(Date.now() + 60_000).toUTCString();
+    const dated = await errorFromResponse(new Response('{"error":"busy"}', { status: 503, headers: { 'retry-after': date } }));
+    assert.ok(dated.retryAfterSeconds! > 55 && dated.retryAfterSeconds! <= 60, String(dated.retryAfterSeconds));
+    assert.equal((await errorFromResponse(new Response('', { status: 400 }))).retryAfterSeconds, undefined);
   });
 });
 

@@ -12,7 +12,7 @@
  * TYPST_PDF_URL / TYPST_PDF_API_KEY. On failure it prints the service's
  * message (with the template line it names) and exits non-zero.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -20,6 +20,7 @@ import {
   DEFAULT_RETRIES,
   DEFAULT_URL,
   EINVOICE_PROFILES,
+  MAX_BODY_BYTES,
   type EinvoiceOptions,
   type EinvoiceProfile,
   PDF_STANDARDS,
@@ -170,8 +171,9 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
     return 0;
   } catch (error) {
     if (!(error instanceof TypstPdfError)) {
+      // A URL or key that cannot be sent (generatePdf's TypeError, which quotes neither), or the output file not written.
       process.stderr.write(`${NAME}: ${(error as Error).message}\n`);
-      return EXIT_USAGE; // writing the output file failed
+      return EXIT_USAGE;
     }
     const status = error.status === 0 ? '' : `${error.status} `;
     process.stderr.write(`${NAME}: ${status}${error.message}\n`);
@@ -190,9 +192,22 @@ function usageError(message: string): number {
 }
 
 function readText(file: string): string {
+  return readFile(file).toString('utf8');
+}
+
+/**
+ * A local file's bytes (`-`: standard input). A file larger than the service
+ * takes in a whole request is refused before it is read: it could only end
+ * in the service's 413, after the CLI had held it several times over.
+ */
+function readFile(file: string): Buffer {
   try {
-    return readFileSync(file === '-' ? 0 : file, 'utf8');
+    if (file !== '-' && statSync(file).size > MAX_BODY_BYTES) {
+      throw new UsageError(`${file} is larger than the service takes in a request (10 MB)`);
+    }
+    return readFileSync(file === '-' ? 0 : file);
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
 }
@@ -204,11 +219,7 @@ function readAssets(specs: string[]): Record<string, Uint8Array> {
     const eq = spec.indexOf('=');
     const [name, file] = eq > 0 ? [spec.slice(0, eq), spec.slice(eq + 1)] : [basename(spec), spec];
     if (name in assets) throw new UsageError(`--asset ${name} is given twice`);
-    try {
-      assets[name] = readFileSync(file);
-    } catch (error) {
-      throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
+    assets[name] = readFile(file);
   }
   return assets;
 }

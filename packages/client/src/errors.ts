@@ -1,6 +1,7 @@
 /**
  * The error the client throws when the service does not answer with a PDF.
  */
+import { retryAfterMs } from './retry-wait.js';
 
 export class TypstPdfError extends Error {
   override readonly name = 'TypstPdfError';
@@ -10,7 +11,7 @@ export class TypstPdfError extends Error {
     readonly status: number,
     /** The service's message (the `error` field of its JSON body), or a description of what failed. */
     message: string,
-    /** Seconds the service asked to wait before trying again (Retry-After), when it said so. */
+    /** Seconds the service asked to wait before trying again (Retry-After, in seconds or as a date), when it said so. */
     readonly retryAfterSeconds?: number,
     /** The service's X-Request-Id for this answer, to quote when reporting a problem. */
     readonly requestId?: string,
@@ -30,11 +31,11 @@ export async function errorFromResponse(response: Response): Promise<TypstPdfErr
   } catch {
     // Not JSON (for example a proxy's HTML page): keep the status line.
   }
-  const retryAfter = Number(response.headers.get('retry-after') ?? NaN);
+  const retryAfter = retryAfterMs(response.headers);
   return new TypstPdfError(
     response.status,
     message,
-    Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
+    retryAfter === undefined ? undefined : Math.ceil(retryAfter) / 1000,
     response.headers.get('x-request-id') ?? undefined,
   );
 }

@@ -151,10 +151,16 @@ export const DEFAULT_URL = 'http://localhost:3000';
 export const DEFAULT_RETRIES = 2;
 export const DEFAULT_MAX_RETRY_WAIT_MS = 30_000;
 export const DEFAULT_TIMEOUT_MS = 60_000;
+/** The largest body the service takes (its 413 past it). */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
-/** Renders `template` with `data` (and `assets`); resolves to the PDF bytes and the warnings. */
+/**
+ * Renders `template` with `data` (and `assets`); resolves to the PDF bytes and the warnings.
+ * A service URL with credentials in it, or an API key no header can carry, is a TypeError
+ * before anything is sent; no message quotes either.
+ */
 export async function generatePdf(request: GenerateRequest, options: ClientOptions = {}): Promise<GeneratedPdf> {
-  const endpoint = new URL('v1/pdf/generate', withTrailingSlash(options.url ?? DEFAULT_URL));
+  const endpoint = endpointOf(options.url ?? DEFAULT_URL);
   const retries = Math.max(0, Math.floor(options.retries ?? DEFAULT_RETRIES));
   const maxAttempts = retries + 1;
   let waitBudgetMs = Math.max(0, options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS);
@@ -164,7 +170,7 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
   const headers: Record<string, string> = multipart
     ? { accept: 'application/pdf' }
     : { 'content-type': 'application/json', accept: 'application/pdf' };
-  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  if (options.apiKey) headers.authorization = `Bearer ${sendableKey(options.apiKey)}`;
   const body = multipart
     ? formOf(request)
     : JSON.stringify({
@@ -187,13 +193,7 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
         cause: error,
       });
     }
-    if (response.ok)
-      return {
-        pdf: new Uint8Array(await response.arrayBuffer()),
-        typstVersion: response.headers.get('x-typst-version') ?? undefined,
-        warnings: parseWarnings(response.headers.get('x-typst-warnings')),
-        einvoiceWarnings: response.headers.get('x-einvoice-warnings')?.split(' | ') ?? [],
-      };
+    if (response.ok) return generated(response, endpoint, options.signal);
 
     const waitMs = retryWaitMs(response.headers);
     const error = await errorFromResponse(response);
@@ -204,6 +204,64 @@ export async function generatePdf(request: GenerateRequest, options: ClientOptio
     options.onRetry?.({ status: error.status, message: error.message, waitMs, attempt: attempt + 1, maxAttempts });
     await sleep(waitMs, options.signal);
   }
+}
+
+/** The answer's PDF and headers; a body cut off or not a PDF is a TypstPdfError (the former with status 0). */
+async function generated(response: Response, endpoint: URL, signal: AbortSignal | undefined): Promise<GeneratedPdf> {
+  const requestId = response.headers.get('x-request-id') ?? undefined;
+  let pdf: Uint8Array;
+  try {
+    pdf = new Uint8Array(await response.arrayBuffer());
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    const message =
+      (error as Error | undefined)?.name === 'TimeoutError'
+        ? `The PDF from ${endpoint.origin} did not arrive whole within the time limit`
+        : `The answer from ${endpoint.origin} broke off before the whole PDF arrived: ${describe(error)}`;
+    throw new TypstPdfError(0, message, undefined, requestId, { cause: error });
+  }
+  // A proxy's or a login page's 200 is not the service's answer.
+  if (!startsWith(pdf, PDF_HEADER)) {
+    const type = response.headers.get('content-type')?.split(';')[0]?.trim() || 'none';
+    throw new TypstPdfError(response.status, `The answer is not a PDF (Content-Type: ${type})`, undefined, requestId);
+  }
+  return {
+    pdf,
+    typstVersion: response.headers.get('x-typst-version') ?? undefined,
+    warnings: parseWarnings(response.headers.get('x-typst-warnings')),
+    einvoiceWarnings: response.headers.get('x-einvoice-warnings')?.split(' | ') ?? [],
+  };
+}
+
+/** Every PDF starts with these bytes (ISO 32000-1, 7.5.2). */
+const PDF_HEADER = [0x25, 0x50, 0x44, 0x46, 0x2d]; // %PDF-
+
+const startsWith = (bytes: Uint8Array, prefix: number[]) => prefix.every((b, i) => bytes[i] === b);
+
+/** The generate endpoint under `url`; a URL with a user name or password is refused without quoting it. */
+function endpointOf(url: string): URL {
+  let base: URL;
+  try {
+    base = new URL(withTrailingSlash(url));
+  } catch {
+    throw new TypeError('The service URL is not a valid URL');
+  }
+  if (base.username !== '' || base.password !== '') {
+    throw new TypeError('The service URL must not hold a user name or password: the API key authenticates');
+  }
+  return new URL('v1/pdf/generate', base);
+}
+
+/**
+ * The key as it is, if a header can carry it: visible ASCII, no space (as the
+ * service's keys are). Otherwise fetch would refuse the header with a message
+ * that quotes it (a key file's comment line read along with the key, say).
+ */
+function sendableKey(key: string): string {
+  if (!/^[\x21-\x7e]+$/.test(key)) {
+    throw new TypeError('The API key holds a character no HTTP header can carry (a line break, a space or a non-ASCII character)');
+  }
+  return key;
 }
 
 /** The request as a form: the template and the data as files, each asset a file under its name. */
