@@ -177,6 +177,11 @@ describe('playground', { skip: missing }, () => {
     assert.equal(kept.hash, before.hash);
     assert.ok(kept.inked > 10_000);
 
+    // Typst counts the column in characters, and an emoji is two of the editor's UTF-16 units.
+    await replaceLine(page, 'template-editor', 3, '\u{1F600}\u{1F600}\u{1F600} #foo');
+    assert.match(await waitForError(page, /column 6/), /^Typst error on line 3, column 6: unknown variable: foo/);
+    assert.equal(await page.getByTestId('template-editor').locator('.cm-error-mark').textContent(), 'f', 'column 6 is marked');
+
     await replaceLine(page, 'template-editor', 3, '#set text(fill: blue)');
     const fixed = await waitForPreview(page, before.revision);
     assert.equal(await errorText(page), '');

@@ -30,6 +30,16 @@ export interface Problem {
 
 const setProblems = StateEffect.define<Problem[]>();
 
+/**
+ * Typst counts columns in characters, the editor in UTF-16 units: the
+ * offset in `text` of its `column`th character (1-based), or its end.
+ */
+function offsetOf(text: string, column: number): number {
+  let offset = 0;
+  for (let i = 1; i < column && offset < text.length; i++) offset += text.codePointAt(offset)! > 0xffff ? 2 : 1;
+  return offset;
+}
+
 function problemDecorations(state: EditorState, problems: Problem[]): DecorationSet {
   const ranges = [];
   for (const problem of problems) {
@@ -41,11 +51,12 @@ function problemDecorations(state: EditorState, problems: Problem[]): Decoration
         attributes: { 'data-problem-line': String(problem.line), title: problem.message },
       }).range(line.from),
     );
-    if (problem.column !== null) {
-      // Typst counts columns in characters; a column past the end marks the line's last character.
-      const from = Math.min(line.from + problem.column - 1, Math.max(line.from, line.to - 1));
-      const to = Math.min(from + 1, line.to);
-      if (to > from) ranges.push(Decoration.mark({ class: `cm-problem-mark cm-${problem.severity}-mark` }).range(from, to));
+    if (problem.column !== null && line.length > 0) {
+      // A column past the end marks the line's last character.
+      const chars = [...line.text];
+      const at = Math.min(Math.max(problem.column, 1), chars.length) - 1;
+      const from = line.from + offsetOf(line.text, at + 1);
+      ranges.push(Decoration.mark({ class: `cm-problem-mark cm-${problem.severity}-mark` }).range(from, from + chars[at]!.length));
     }
   }
   return Decoration.set(ranges, true);
@@ -196,14 +207,14 @@ export class CodeEditor {
     });
     if (at === null) return null;
     const line = this.view.state.doc.lineAt(at);
-    return { line: line.number, column: at - line.from + 1 };
+    return { line: line.number, column: [...line.text.slice(0, at - line.from)].length + 1 };
   }
 
   /** Puts the cursor on a line (and column) and focuses the editor. */
   goTo(line: number, column: number | null): void {
     const doc = this.view.state.doc;
     const target = doc.line(Math.min(Math.max(line, 1), doc.lines));
-    const pos = Math.min(target.from + Math.max((column ?? 1) - 1, 0), target.to);
+    const pos = target.from + offsetOf(target.text, column ?? 1);
     this.view.dispatch({ selection: EditorSelection.cursor(pos), scrollIntoView: true });
     this.view.focus();
   }
