@@ -141,9 +141,10 @@ function trustProxy(env: Env, name: string): boolean | string[] {
   return entries;
 }
 
+/** A redis:// or rediss:// URL that parses (a port past 65535 does not); the message never quotes it (it may hold a password). */
 function redisUrl(env: Env, name: string): string | undefined {
   const raw = text(env, name);
-  if (raw !== undefined && !/^rediss?:\/\/[^\s]+$/.test(raw)) {
+  if (raw !== undefined && (!/^rediss?:\/\/[^\s]+$/.test(raw) || !URL.canParse(raw))) {
     throw new ConfigError(`${name} must be a redis:// or rediss:// URL`);
   }
   return raw;
@@ -376,7 +377,7 @@ export const SETTINGS: readonly Setting[] = [
     key: 'packagePath',
     default: '(none)',
     meaning: 'Absolute path of a directory of Typst packages laid out as `<namespace>/<name>/<version>/` (e.g. `preview/cetz/0.2.2/`)',
-    read: (env, name) => absolutePath(env, name, 'an absolute directory path'),
+    read: directory,
   },
   {
     name: 'FONT_PATH',

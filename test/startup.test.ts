@@ -94,13 +94,23 @@ describe('settings', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
     [{ PACKAGE_PATH: 'relative/dir' }, /PACKAGE_PATH must be an absolute/],
     [{ FONT_PATH: 'fonts' }, /FONT_PATH must be an absolute path of a directory/],
+    [{ PACKAGE_PATH: '/nonexistent/packages' }, /PACKAGE_PATH must be an absolute path of a directory/],
+    [{ PACKAGE_PATH: '/etc/passwd' }, /PACKAGE_PATH must be an absolute path of a directory/],
     [{ API_KEYS: '', API_KEYS_FILE: '/nonexistent/keys' }, /API_KEYS_FILE cannot be read/],
+    // Set, but no key: a generated one would leave every real client with 401s.
+    [{ API_KEYS: '', API_KEYS_FILE: '/dev/null' }, /API_KEYS_FILE is set but holds no key/],
+    [{ API_KEYS: ',,,' }, /API_KEYS is set but holds no key/],
+    [{ API_KEYS: 'sha256:5e884898da28047151d0e56f8dc62927' }, /API_KEYS: entry 1 starts with sha256: but is not 64 hex digits/],
+    [{ API_KEYS: 'same-key-0123 name=a,same-key-0123 name=b' }, /the key named b is listed more than once/],
+    // A port past 65535 only the URL parser refuses; the password stays out of the message.
+    [{ REDIS_URL: 'redis://:s3cret-pw@127.0.0.1:99999' }, /REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL$/m],
   ];
   for (const [env, message] of bad) {
     it(`refuses to start with ${JSON.stringify(env)}`, () => {
       const result = runMain(env);
       assert.equal(result.status, 1);
       assert.match(result.stderr, message);
+      assert.ok(!`${result.stdout}${result.stderr}`.includes('s3cret-pw'));
     });
   }
 

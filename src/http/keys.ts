@@ -29,6 +29,8 @@ function entryOf(digest: Buffer, name: string, limit: number | undefined): Entry
 }
 
 const HASHED = /^sha256:([0-9a-f]{64})$/i;
+/** An entry that means to be a digest: one that is not 64 hex digits is refused, not taken as a key of that text. */
+const MEANS_HASHED = /^sha256:/i;
 
 function sha256(text: string): Buffer {
   return hash('sha256', text, 'buffer');
@@ -38,11 +40,14 @@ function sha256(text: string): Buffer {
  * Parses one entry: `<key>` or `sha256:<hex>`, optionally followed by
  * `name=<name>` and `limit=<requests per minute>`, separated by spaces.
  */
-function parseEntry(line: string, index: number, source: string): Entry {
+function parseEntry(line: string, { index, name: defaultName }: { index: number; name: string }, source: string): Entry {
   const [secret, ...options] = line.split(/\s+/);
   if (!secret) throw new ConfigError(`${source}: entry ${index + 1} is empty`);
   const hashed = HASHED.exec(secret);
-  let name = `key-${index + 1}`;
+  if (!hashed && MEANS_HASHED.test(secret)) {
+    throw new ConfigError(`${source}: entry ${index + 1} starts with sha256: but is not 64 hex digits (a SHA-256 digest)`);
+  }
+  let name = defaultName;
   let limit: number | undefined;
   for (const option of options) {
     const [key, value] = option.split('=', 2);
@@ -59,32 +64,49 @@ function parseEntry(line: string, index: number, source: string): Entry {
 export class KeyStore {
   private constructor(private readonly entries: Entry[]) {}
 
-  /** Reads API_KEYS (comma-separated) and API_KEYS_FILE (one entry per line, # comments). */
+  /**
+   * Reads API_KEYS (comma-separated) and API_KEYS_FILE (one entry per line,
+   * # comments). A source that is set but holds no key, or a key listed
+   * twice, stops the start: either is a configuration gone wrong (an empty
+   * Secret), which a generated key would hide behind 401s.
+   */
   static load(apiKeys: string | undefined, apiKeysFile: string | undefined): KeyStore {
     const entries: Entry[] = [];
-    if (apiKeys) {
-      apiKeys
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean)
-        .forEach((line) => {
-          entries.push(parseEntry(line, entries.length, 'API_KEYS'));
-        });
+    const add = (lines: string[], source: string) => {
+      if (lines.length === 0) throw new ConfigError(`${source} is set but holds no key`);
+      // Messages count a source's own entries; default names count all of them, so that no two are alike.
+      lines.forEach((line, index) => {
+        entries.push(parseEntry(line, { index, name: `key-${entries.length + 1}` }, source));
+      });
+    };
+    if (apiKeys !== undefined) {
+      add(
+        apiKeys
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+        'API_KEYS',
+      );
     }
-    if (apiKeysFile) {
+    if (apiKeysFile !== undefined) {
       let text: string;
       try {
         text = readFileSync(apiKeysFile, 'utf8');
       } catch (error) {
         throw new ConfigError(`API_KEYS_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
       }
-      text
-        .split('\n')
-        .map((s) => s.replace(/#.*$/, '').trim())
-        .filter(Boolean)
-        .forEach((line) => {
-          entries.push(parseEntry(line, entries.length, 'API_KEYS_FILE'));
-        });
+      add(
+        text
+          .split('\n')
+          .map((s) => s.replace(/#.*$/, '').trim())
+          .filter(Boolean),
+        'API_KEYS_FILE',
+      );
+    }
+    const seen = new Set<string>();
+    for (const { digest, key } of entries) {
+      if (seen.has(digest.toString('hex'))) throw new ConfigError(`API keys: the key named ${key.name} is listed more than once`);
+      seen.add(digest.toString('hex'));
     }
     return new KeyStore(entries);
   }
