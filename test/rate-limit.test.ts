@@ -502,6 +502,27 @@ describe('Redis hanging (SIGSTOP)', () => {
     await Promise.all([waitShared(a, true), waitShared(b, true)]);
     assert.deepEqual([...(await answers(a)), ...(await answers(b))], Array(2).fill({ status: 429, remaining: 0 }));
   });
+
+  it('logs the outage once when Redis hangs from the start, and its end once Redis answers', async () => {
+    redis.pause();
+    const c = await startService({ REDIS_URL: redis.url, WORKERS: '1', REDIS_TIMEOUT_MS: String(TIMEOUT_MS) });
+    try {
+      for (let i = 0; countLines(c.output(), OUTAGE) === 0; i++) {
+        assert.ok(i < 100, `no outage line: ${c.output()}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.deepEqual((await readiness(c)).rateLimit, { store: 'redis', shared: false });
+      assert.equal((await answers(c))[0]!.status, 400, 'served, counted alone');
+      redis.resume();
+      await waitShared(c, true);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(countLines(c.output(), OUTAGE), 1);
+      assert.equal(countLines(c.output(), SHARING), 1);
+    } finally {
+      redis.resume();
+      await c.stop();
+    }
+  });
 });
 
 /** GET /v1/fonts without a key over a connection from `localAddress`; resolves to the status. */
@@ -577,6 +598,8 @@ describe('rate-limit settings', () => {
       ['RATE_LIMIT_PER_MINUTE', '0'],
       ['RATE_LIMIT_WINDOW_MS', 'soon'],
       ['REDIS_URL', 'http://user:secret@example'],
+      // Only the URL parser refuses the port.
+      ['REDIS_URL', 'redis://:secret@127.0.0.1:99999'],
       ['TRUST_PROXY', '10.0.0.0/99'],
     ] as const) {
       const run = spawnSync(process.execPath, [MAIN], {

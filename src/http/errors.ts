@@ -10,7 +10,14 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { jsonErrorBody } from '../bytes/error-body.js';
 import { MESSAGES, timeoutMessage } from '../messages.js';
-import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError, type UnavailableReason } from '../render/errors.js';
+import {
+  CompileTimeoutError,
+  MemoryLimitError,
+  PoolUnavailableError,
+  type UnavailableReason,
+  WorkerCrashError,
+  WorkerKilledError,
+} from '../render/errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -40,7 +47,7 @@ function toHttpError(error: unknown, compileTimeoutMs: number): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof CompileTimeoutError) return new HttpError(422, timeoutMessage(compileTimeoutMs));
   if (error instanceof MemoryLimitError) return new HttpError(422, MESSAGES.memory);
-  if (error instanceof WorkerCrashError) return new HttpError(500, MESSAGES.internal);
+  if (error instanceof WorkerCrashError || error instanceof WorkerKilledError) return new HttpError(500, MESSAGES.internal);
   if (error instanceof PoolUnavailableError) {
     return new HttpError(503, MESSAGES.unavailable, { 'retry-after': String(RETRY_AFTER_SECONDS) });
   }

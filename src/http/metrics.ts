@@ -26,7 +26,7 @@ export interface MetricsSource {
 }
 
 const PREFIX = 'typst_pdf_';
-const RESTART_REASONS: RestartReason[] = ['timeout', 'memory', 'crash', 'recycle', 'unresponsive'];
+const RESTART_REASONS: RestartReason[] = ['timeout', 'memory', 'crash', 'killed', 'recycle', 'unresponsive'];
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** 256 B to 16 MB, in powers of four. */
 const BYTES = [256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216];

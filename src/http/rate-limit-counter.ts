@@ -197,7 +197,12 @@ export class RateLimitCounter {
   /** While Redis is down: once it answers a PING and has been given this instance's counts, counts go to Redis again. */
   private async check(): Promise<void> {
     const redis = this.redis;
-    if (!redis || this.up || this.checking || this.closing || redis.status !== 'ready') return;
+    if (!redis || this.up || this.checking || this.closing) return;
+    if (redis.status !== 'ready') {
+      // Never ready since the start (a Redis that takes the connection and does not answer): the outage's line, once.
+      if (this.logged === undefined) this.markDown(new Error('no answer'));
+      return;
+    }
     this.checking = true;
     try {
       await redis.ping();

@@ -15,9 +15,18 @@ export class MemoryLimitError extends Error {
   override name = 'MemoryLimitError';
 }
 
-/** The worker died under the job (500). */
+/** The worker died under the job (500): the engine crashed, or it stopped answering. */
 export class WorkerCrashError extends Error {
   override name = 'WorkerCrashError';
+}
+
+/**
+ * The worker was killed under the job from outside the service (SIGKILL the
+ * pool did not send, and no out-of-memory kill in its cgroup: an operator,
+ * say): 500 as a crash, but no fault of the request's key (http/crash-limit.ts).
+ */
+export class WorkerKilledError extends Error {
+  override name = 'WorkerKilledError';
 }
 
 /**

@@ -20,7 +20,8 @@ import { fileURLToPath } from 'node:url';
 import type { Job } from '../bytes/layout.js';
 import type { Config } from '../config.js';
 import type { EngineOptions } from './engine.js';
-import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from './errors.js';
+import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError, WorkerKilledError } from './errors.js';
+import { OomKills } from './oom-kills.js';
 import type { FontFamilyInfo } from './fonts/types.js';
 import { type Frame, FrameReader, FrameType, readResult, restOf, writeJob } from './frames.js';
 import { JobQueue, release, type Waiting } from './job-queue.js';
@@ -51,7 +52,7 @@ export interface PoolOptions
 }
 
 /** Why a worker was replaced: `unresponsive` is a busy worker that took no CPU for SILENT_MS (stopped, or stuck). */
-export type RestartReason = 'timeout' | 'memory' | 'crash' | 'recycle' | 'unresponsive';
+export type RestartReason = 'timeout' | 'memory' | 'crash' | 'killed' | 'recycle' | 'unresponsive';
 
 export interface PoolStats {
   size: number;
@@ -239,6 +240,8 @@ export class RenderPool extends EventEmitter {
 
   /** MAX_WORKER_MEMORY_MB in bytes (0: no cap). */
   private readonly memoryLimitBytes: number;
+  /** The kernel's out-of-memory kills in the service's cgroup, counted since the last look (exitReason). */
+  private readonly oomKills = new OomKills();
 
   constructor(private readonly options: PoolOptions) {
     super();
@@ -373,7 +376,7 @@ export class RenderPool extends EventEmitter {
           settled = true;
           reject(new Error(`Typst worker exited during start (code ${code ?? 'none'}, signal ${signal ?? 'none'})`));
         }
-        this.onExit(slot);
+        this.onExit(slot, signal);
       });
     });
   }
@@ -391,9 +394,22 @@ export class RenderPool extends EventEmitter {
     } else dropFrame(slot, frame);
   }
 
-  private onExit(slot: Slot): void {
+  /**
+   * Why a worker ended: as the pool killed it, or an allocation that failed
+   * (memory); else a SIGKILL the pool did not send is the kernel's
+   * out-of-memory killer (memory, as the cap would have said), or failing
+   * that one from outside (killed: an operator); any other end is a crash.
+   */
+  private exitReason(slot: Slot, signal: NodeJS.Signals | null): RestartReason {
+    if (slot.killedFor) return slot.killedFor;
+    if (slot.allocationFailed) return 'memory';
+    if (signal !== 'SIGKILL') return 'crash';
+    return this.oomKills.grew() ? 'memory' : 'killed';
+  }
+
+  private onExit(slot: Slot, signal: NodeJS.Signals | null): void {
     const wasReady = slot.state !== 'starting';
-    const reason: RestartReason = slot.killedFor ?? (slot.allocationFailed ? 'memory' : 'crash');
+    const reason = this.exitReason(slot, signal);
     const running = slot.running;
     slot.running = undefined;
     if (running?.holding) {
@@ -411,6 +427,7 @@ export class RenderPool extends EventEmitter {
         running.reject(new PoolUnavailableError('shutting_down'));
       } else if (reason === 'timeout') running.reject(new CompileTimeoutError('compile exceeded the time limit'));
       else if (reason === 'memory') running.reject(new MemoryLimitError('compile exceeded the memory limit'));
+      else if (reason === 'killed') running.reject(new WorkerKilledError('worker killed from outside during the compile'));
       else running.reject(new WorkerCrashError('worker exited during the compile'));
     }
     if (this.closing) return;

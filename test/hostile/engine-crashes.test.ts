@@ -21,6 +21,8 @@ const WINDOW_MS = 8000;
 const CASE_KEYS = Array.from({ length: 40 }, (_, i) => `crash-case-key-${i}`);
 const SERVED_KEY = 'served-key-0123456789';
 const LIMITED_KEY = 'limited-key-0123456789';
+/** The key whose compiles an operator's SIGKILL cuts off: its position makes its name key-43. */
+const KILLED_KEY = 'killed-key-0123456789';
 const CRASH_RESTARTS = 'typst_pdf_worker_restarts_total{reason="crash"}';
 const N = 100_000;
 
@@ -81,7 +83,7 @@ const NORMAL = { data: { n: 7 }, template: 'Served #data.n' };
 let service: Service;
 before(async () => {
   service = await startService({
-    API_KEYS: [...CASE_KEYS, SERVED_KEY, LIMITED_KEY].join(','),
+    API_KEYS: [...CASE_KEYS, SERVED_KEY, LIMITED_KEY, KILLED_KEY].join(','),
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_WINDOW_MS: String(WINDOW_MS),
     CRASHES_PER_MINUTE: String(CRASHES),
@@ -170,5 +172,31 @@ describe(`the crash limit (CRASHES_PER_MINUTE=${CRASHES}, a ${WINDOW_MS} ms wind
     const again = await send(service, NORMAL, { key: LIMITED_KEY });
     assert.equal(again.status, 200, again.error);
     assert.ok(Number(again.headers.get('x-ratelimit-reset')) > window);
+  });
+
+  it("does not count a worker killed from outside (a SIGKILL the pool did not send) as the key's crash", async () => {
+    const before = (await scrape(`${service.url}/metrics`)).samples;
+    const slow = { data: {}, template: '#let n = 0\n#for i in range(20000000) { n += 1 }\n#n' };
+    let killed = 0;
+    for (let n = 0; n <= CRASHES; n++) {
+      await waitReady(service, WORKERS);
+      const cut = send(service, slow, { key: KILLED_KEY });
+      await new Promise((r) => setTimeout(r, 400));
+      // An operator (or anything but the kernel's out-of-memory killer) ends every worker, spares too.
+      for (const pid of service.workerPids()) {
+        process.kill(pid, 'SIGKILL');
+        killed++;
+      }
+      const answer = await cut;
+      assert.equal(answer.status, 500);
+      assert.equal(answer.error, MESSAGES.internal);
+    }
+    await waitReady(service, WORKERS);
+    const served = await send(service, NORMAL, { key: KILLED_KEY });
+    assert.equal(served.status, 200, served.error);
+    const after = (await scrape(`${service.url}/metrics`)).samples;
+    assert.equal(delta(before, after, CRASH_RESTARTS), 0);
+    assert.equal(delta(before, after, 'typst_pdf_worker_restarts_total{reason="killed"}'), killed);
+    assert.equal(delta(before, after, 'typst_pdf_crash_limited_requests_total{key="key-43"}'), 0);
   });
 });
