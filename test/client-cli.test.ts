@@ -231,7 +231,7 @@ describe('typst-pdf command line', () => {
     assert.equal(withLineBreak.code, 2);
     assert.equal(
       withLineBreak.stderr,
-      'typst-pdf: The API key holds a character no HTTP header can carry (a line break, a space or a non-ASCII character)\n',
+      'typst-pdf: The API key holds a character no HTTP header can carry (a line break, a space or a control character, or one past U+00FF)\n',
     );
     const withPassword = await runCli(['render', '--template', template, '--out', join(dir, 'k.pdf')], {
       TYPST_PDF_URL: service.url.replace('://', '://user:s3cret-pass@'),

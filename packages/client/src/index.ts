@@ -253,13 +253,16 @@ function endpointOf(url: string): URL {
 }
 
 /**
- * The key as it is, if a header can carry it: visible ASCII, no space (as the
- * service's keys are). Otherwise fetch would refuse the header with a message
- * that quotes it (a key file's comment line read along with the key, say).
+ * The key as it is, if a header can carry it: no space or control character
+ * (the service's keys have none) and nothing past U+00FF. Otherwise fetch
+ * would refuse the header with a message that quotes it (a key file's
+ * comment line read along with the key, say).
  */
 function sendableKey(key: string): string {
-  if (!/^[\x21-\x7e]+$/.test(key)) {
-    throw new TypeError('The API key holds a character no HTTP header can carry (a line break, a space or a non-ASCII character)');
+  if (!/^[\x21-\x7e\xa1-\xff]+$/.test(key)) {
+    throw new TypeError(
+      'The API key holds a character no HTTP header can carry (a line break, a space or a control character, or one past U+00FF)',
+    );
   }
   return key;
 }
