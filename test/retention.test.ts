@@ -734,6 +734,20 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
+      name: 'a 500 of a worker killed from outside while it compiles (a SIGKILL the service did not send)',
+      async run() {
+        const { body, markers } = markedRequest('\n#let n = 0\n#for i in range(20000000) { n += 1 }');
+        const answer = generate(service, body);
+        await new Promise((r) => setTimeout(r, 400));
+        for (const pid of service.workerPids()) process.kill(pid, 'SIGKILL');
+        const res = await answer;
+        assert.equal(res.status, 500);
+        await res.arrayBuffer();
+        await waitReady(service, 2);
+        return markers;
+      },
+    },
+    {
       name: "a 429 of the crash limit (the key's second crash in its window, then a request)",
       async run() {
         const crash = await generate(service, { data: {}, template: '#duration(weeks: 9223372036854775807)' }, { key: CRASH_KEY });
