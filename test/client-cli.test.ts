@@ -233,6 +233,15 @@ describe('typst-pdf command line', () => {
       withLineBreak.stderr,
       'typst-pdf: The API key holds a character no HTTP header can carry (a line break, a space or a control character, or one past U+00FF)\n',
     );
+    // A key read from a file ends in a line break, which fetch drops: it is sent.
+    const fromFile = await runCli(
+      ['render', '--template', join(EXAMPLES, 'report.typ'), '--data', join(EXAMPLES, 'report.json'), '--out', join(dir, 'k-file.pdf')],
+      {
+        TYPST_PDF_URL: service.url,
+        TYPST_PDF_API_KEY: `${TEST_KEY}\n`,
+      },
+    );
+    assert.equal(fromFile.code, 0, fromFile.stderr);
     const withPassword = await runCli(['render', '--template', template, '--out', join(dir, 'k.pdf')], {
       TYPST_PDF_URL: service.url.replace('://', '://user:s3cret-pass@'),
       TYPST_PDF_API_KEY: TEST_KEY,

@@ -239,6 +239,11 @@ describe('playground', { skip: missing }, () => {
     assert.equal(generateBodies.length, sent, 'nothing is sent while the data is not JSON');
     assert.match((await page.locator('#status').textContent()) ?? '', /Fix the data/);
 
+    // V8 counts JSON's columns in UTF-16 units, the marks count characters: after two emoji the mark is on the error.
+    await replaceLine(page, 'data-editor', 2, '  "report_title": "\u{1F600}\u{1F600}" oops,');
+    await dataError.filter({ hasText: /not valid JSON/ }).waitFor();
+    await page.getByTestId('data-editor').locator('.cm-error-mark').filter({ hasText: /^o$/ }).waitFor();
+
     await replaceLine(page, 'data-editor', 2, '  "report_title": "A fixed title",');
     const fixed = await waitForPreview(page, before.revision);
     assert.equal(await dataError.textContent(), '');

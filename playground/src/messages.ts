@@ -12,16 +12,19 @@ export interface Place {
 
 /**
  * Where JSON.parse stopped, from its message (`... at position 42`, which V8
- * also gives as `(line 3 column 5)`), as a line and column of `text`.
+ * also gives as `(line 3 column 5)`), as a line and column of `text`. V8
+ * counts in UTF-16 units; the column returned counts characters, as Typst's
+ * do (the editors mark both alike).
  */
 export function jsonErrorPlace(message: string, text: string): Place | null {
+  const lines = text.split('\n');
+  const place = (line: number, units: number): Place => ({ line, column: [...(lines[line - 1] ?? '').slice(0, units)].length + 1 });
   const lineColumn = /\(line (\d+) column (\d+)\)/.exec(message);
-  if (lineColumn) return { line: Number(lineColumn[1]), column: Number(lineColumn[2]) };
+  if (lineColumn) return place(Number(lineColumn[1]), Number(lineColumn[2]) - 1);
   const position = /at position (\d+)/.exec(message);
   if (!position) return null;
-  const before = text.slice(0, Number(position[1]));
-  const lines = before.split('\n');
-  return { line: lines.length, column: lines[lines.length - 1]!.length + 1 };
+  const before = text.slice(0, Number(position[1])).split('\n');
+  return place(before.length, before[before.length - 1]!.length);
 }
 
 export function formatBytes(bytes: number): string {

@@ -95,7 +95,7 @@ export class ServiceMetrics {
 
   readonly workerRestarts = new Counter({
     name: `${PREFIX}worker_restarts_total`,
-    help: 'Worker processes replaced, by reason (timeout, memory, crash, recycle, unresponsive)',
+    help: 'Worker processes replaced, by reason (timeout, memory, crash, killed, recycle, unresponsive)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

@@ -240,7 +240,7 @@ export class RenderPool extends EventEmitter {
 
   /** MAX_WORKER_MEMORY_MB in bytes (0: no cap). */
   private readonly memoryLimitBytes: number;
-  /** The kernel's out-of-memory kills in the service's cgroup, counted since the last look (exitReason). */
+  /** The kernel's out-of-memory kills in the service's cgroup, each claimed by one worker's end (exitReason). */
   private readonly oomKills = new OomKills();
 
   constructor(private readonly options: PoolOptions) {
@@ -399,12 +399,14 @@ export class RenderPool extends EventEmitter {
    * (memory); else a SIGKILL the pool did not send is the kernel's
    * out-of-memory killer (memory, as the cap would have said), or failing
    * that one from outside (killed: an operator); any other end is a crash.
+   * Every SIGKILL claims an OOM kill counted, the pool's own too (oom-kills.ts).
    */
   private exitReason(slot: Slot, signal: NodeJS.Signals | null): RestartReason {
+    const outOfMemory = this.oomKills.ended(signal === 'SIGKILL');
     if (slot.killedFor) return slot.killedFor;
     if (slot.allocationFailed) return 'memory';
     if (signal !== 'SIGKILL') return 'crash';
-    return this.oomKills.grew() ? 'memory' : 'killed';
+    return outOfMemory ? 'memory' : 'killed';
   }
 
   private onExit(slot: Slot, signal: NodeJS.Signals | null): void {

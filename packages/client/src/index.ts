@@ -253,18 +253,25 @@ function endpointOf(url: string): URL {
 }
 
 /**
- * The key as it is, if a header can carry it: no space or control character
- * (the service's keys have none) and nothing past U+00FF. Otherwise fetch
- * would refuse the header with a message that quotes it (a key file's
- * comment line read along with the key, say).
+ * The key without the spaces and line breaks around it (fetch drops them too:
+ * a key read from a file ends in one), if a header can carry the rest: no
+ * space or control character inside (the service's keys have none), nothing
+ * past U+00FF. Otherwise fetch would refuse the header with a message that
+ * quotes it (a key file's comment line read along with the key, say).
  */
 function sendableKey(key: string): string {
-  if (!/^[\x21-\x7e\xa1-\xff]+$/.test(key)) {
+  const around = (c: string | undefined) => c === ' ' || c === '\t' || c === '\r' || c === '\n';
+  let start = 0;
+  let end = key.length;
+  while (start < end && around(key[start])) start++;
+  while (end > start && around(key[end - 1])) end--;
+  const trimmed = key.slice(start, end);
+  if (!/^[\x21-\x7e\xa1-\xff]+$/.test(trimmed)) {
     throw new TypeError(
       'The API key holds a character no HTTP header can carry (a line break, a space or a control character, or one past U+00FF)',
     );
   }
-  return key;
+  return trimmed;
 }
 
 /** The request as a form: the template and the data as files, each asset a file under its name. */
