@@ -17,6 +17,7 @@ import {
   type DecorationSet,
 } from '@codemirror/view';
 import { tags as t } from '@lezer/highlight';
+import { characterColumn } from './messages.js';
 import { typstLanguage } from './typst-language.js';
 
 export interface Problem {
@@ -207,7 +208,7 @@ export class CodeEditor {
     });
     if (at === null) return null;
     const line = this.view.state.doc.lineAt(at);
-    return { line: line.number, column: [...line.text.slice(0, at - line.from)].length + 1 };
+    return { line: line.number, column: characterColumn(line.text, at - line.from) };
   }
 
   /** Puts the cursor on a line (and column) and focuses the editor. */

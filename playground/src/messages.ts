@@ -18,13 +18,18 @@ export interface Place {
  */
 export function jsonErrorPlace(message: string, text: string): Place | null {
   const lines = text.split('\n');
-  const place = (line: number, units: number): Place => ({ line, column: [...(lines[line - 1] ?? '').slice(0, units)].length + 1 });
+  const place = (line: number, units: number): Place => ({ line, column: characterColumn(lines[line - 1] ?? '', units) });
   const lineColumn = /\(line (\d+) column (\d+)\)/.exec(message);
   if (lineColumn) return place(Number(lineColumn[1]), Number(lineColumn[2]) - 1);
   const position = /at position (\d+)/.exec(message);
   if (!position) return null;
   const before = text.slice(0, Number(position[1])).split('\n');
   return place(before.length, before[before.length - 1]!.length);
+}
+
+/** The 1-based column, in characters, of the place `units` UTF-16 units into `line`. */
+export function characterColumn(line: string, units: number): number {
+  return [...line.slice(0, units)].length + 1;
 }
 
 export function formatBytes(bytes: number): string {
