@@ -125,6 +125,7 @@ function setAnswerHeaders(request: FastifyRequest, reply: FastifyReply): void {
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const bodies = options.bodies ?? new PendingBodies(0);
+  const defaultEngine = options.defaultEngine ?? DEFAULT_ENGINE;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
   const requestTimeout = REQUEST_TIMES_BODY_TIMEOUT * bodyTimeoutMs;
   const app = Fastify({
@@ -213,18 +214,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   healthRoutes(app, { ...options.health, rateLimit: rateLimitHealth });
   const metricsRoute = options.metrics !== undefined && !options.metricsOnOwnPort;
   if (options.metrics) registerMetrics(app, options.metrics, { route: metricsRoute });
-  openApiRoute(app, { metricsRoute });
-  await playgroundRoutes(app, {
-    enabled: options.playground ?? false,
-    defaultTypst: ENGINE_VERSIONS[options.defaultEngine ?? DEFAULT_ENGINE],
-  });
+  openApiRoute(app, { metricsRoute, defaultEngine });
+  await playgroundRoutes(app, { enabled: options.playground ?? false, defaultTypst: ENGINE_VERSIONS[defaultEngine] });
 
   methodNotAllowedRoute(app);
   await app.register(async (api) => {
     api.addHook('onRequest', requireKey(options.keys));
     generateRoute(api, options.renderer, answers, {
       crashes: new CrashLimit(options.crashesPerMinute ?? DEFAULT_CRASHES_PER_MINUTE),
-      defaultEngine: options.defaultEngine ?? DEFAULT_ENGINE,
+      defaultEngine,
       signer: options.signer,
     });
     fontsRoute(api, options.fonts);

@@ -79,7 +79,7 @@ export interface Config {
   /** Serve the template playground at /playground (and redirect / there). */
   playground: boolean;
   /** The Typst engine of a request without a `typst` field. */
-  typstVersion: EngineId;
+  defaultEngine: EngineId;
   /** The operator's e-invoice business-rule stylesheets (EINVOICE_RULES), with the profiles each applies to. */
   einvoiceRules: RuleFile[];
   /** PKCS#12 file of the identity that signs PDFs (`pdf.signature`); unset: no signing. */
@@ -464,7 +464,7 @@ export const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'TYPST_VERSION',
-    key: 'typstVersion',
+    key: 'defaultEngine',
     default: '`0.11`',
     meaning:
       'Typst engine of a request without a `typst` field: `0.11` (Typst 0.11.1) or `0.14` (Typst 0.14.2); every worker holds both, and a request picks one with `"typst"`',

@@ -119,7 +119,7 @@ async function main(): Promise<void> {
       fonts,
       maxPdfBytes: config.maxPdfBytes,
       workerWritesPdfBytes: config.workerWritesPdfBytes,
-      defaultEngine: config.typstVersion,
+      defaultEngine: config.defaultEngine,
       maxImagePixels: config.maxImagePixels,
       einvoiceRules: config.einvoiceRules,
       packagesMayHandOutEval: sandbox.packagesMayHandOutEval,
@@ -175,7 +175,7 @@ async function main(): Promise<void> {
     maxImagePixels: config.maxImagePixels,
     bodies,
     bodyTimeoutMs: config.bodyTimeoutMs,
-    defaultEngine: config.typstVersion,
+    defaultEngine: config.defaultEngine,
   });
 
   let metricsServer: Server | undefined;

@@ -21,9 +21,6 @@ export const ENGINE_PACKAGES: Record<EngineId, { module: string; binding: string
 /** The engine a request gets without a `typst` field, unless the operator names another (TYPST_VERSION). */
 export const DEFAULT_ENGINE: EngineId = '0.11';
 
-/** Typst version of the default engine's binding. */
-export const TYPST_VERSION = ENGINE_VERSIONS[DEFAULT_ENGINE];
-
 /** The engine a name stands for: the short form ("0.14") or the exact version ("0.14.2"). */
 export function engineOf(name: string): EngineId | undefined {
   return ENGINE_IDS.find((id) => id === name || ENGINE_VERSIONS[id] === name);

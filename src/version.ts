@@ -3,7 +3,7 @@
  * anything (for `--help`, `--version` and the OpenAPI document).
  */
 import { readFileSync } from 'node:fs';
-import { ENGINE_IDS, ENGINE_PACKAGES, ENGINE_VERSIONS, TYPST_VERSION } from './typst-version.js';
+import { ENGINE_IDS, ENGINE_PACKAGES, ENGINE_VERSIONS } from './typst-version.js';
 
 interface Manifest {
   name: string;
@@ -16,7 +16,6 @@ const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.me
 
 export const SERVICE_NAME = manifest.name;
 export const SERVICE_VERSION = manifest.version;
-export { TYPST_VERSION };
 
 /** Each engine's Typst version and the binding version it comes from (an alias names it as `npm:<name>@<version>`). */
 export const ENGINES = ENGINE_IDS.map((id) => {

@@ -317,4 +317,11 @@ describe('TYPST_VERSION=0.14', () => {
     assert.equal(old.headers.get('x-typst-version'), '0.11.1');
     assert.equal((await parsePdf(await old.arrayBuffer())).creator, 'Typst 0.11.1');
   });
+
+  it('says so where a client reads the default: the OpenAPI document and the playground', async () => {
+    const openapi = (await (await fetch(`${other.url}/v1/openapi.json`)).json()) as { info: { description: string } };
+    assert.match(openapi.info.description, /\(default 0\.14\.2\)/);
+    const playground = await (await fetch(`${other.url}/playground/service.json`)).json();
+    assert.deepEqual(playground, { typstDefault: '0.14.2' });
+  });
 });

@@ -44,6 +44,7 @@ describe('OpenAPI document', () => {
   it('is OpenAPI 3.1 with valid JSON Schemas, the route body schema and a bearer scheme, served without a key', () => {
     const doc = checker.document;
     assert.equal(doc.openapi, '3.1.0');
+    assert.match(doc.info.description, /\(default 0\.11\.1\)/, 'the default engine, unless the operator sets one');
     assert.ok(checker.compileAll() > 20, 'schemas compile');
     const generate = checker.operation('POST', '/v1/pdf/generate');
     assert.deepEqual(generate.requestBody.content['application/json'].schema, generateBodySchema);

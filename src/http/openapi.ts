@@ -6,8 +6,8 @@
  * headers follow http/errors.ts and the hooks.
  */
 import type { FastifyInstance } from 'fastify';
-import { SERVICE_VERSION, TYPST_VERSION } from '../version.js';
-import { ENGINE_IDS, ENGINE_VERSIONS } from '../typst-version.js';
+import { SERVICE_VERSION } from '../version.js';
+import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId } from '../typst-version.js';
 import { MESSAGES } from '../messages.js';
 import { generateBodySchema, generateFormSchema } from './generate.js';
 
@@ -44,6 +44,8 @@ function errorExample(message: string): Json {
 export interface OpenApiOptions {
   /** Whether GET /metrics is served on the API port. */
   metricsRoute: boolean;
+  /** The engine of a request without a `typst` field (the operator's TYPST_VERSION). */
+  defaultEngine: EngineId;
 }
 
 function openApiDocument(options: OpenApiOptions): Json {
@@ -241,7 +243,7 @@ function openApiDocument(options: OpenApiOptions): Json {
     info: {
       title: 'Typst PDF service',
       version: SERVICE_VERSION,
-      description: `Renders a PDF from a JSON \`data\` object and a Typst template, on Typst ${ENGINE_IDS.map((id) => ENGINE_VERSIONS[id]).join(' or ')} (default ${TYPST_VERSION}). Nothing is stored.`,
+      description: `Renders a PDF from a JSON \`data\` object and a Typst template, on Typst ${ENGINE_IDS.map((id) => ENGINE_VERSIONS[id]).join(' or ')} (default ${ENGINE_VERSIONS[options.defaultEngine]}). Nothing is stored.`,
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     security: [{ bearerAuth: [] }],
