@@ -18,7 +18,7 @@ import { loadFontCatalog } from '../src/render/fonts/catalog.js';
 import { createSandbox, type Sandbox } from '../src/render/sandbox.js';
 import { workerAllocatorEnv } from '../src/render/worker-allocator.js';
 import { freedMemoryFill } from '../src/retention/freed-memory-fill.js';
-import { ENGINE_IDS } from '../src/typst-version.js';
+import { ENGINE_IDS } from '../src/engines.js';
 import { workloads, type Workload } from './workloads.js';
 
 interface FloorRequest {

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { EngineId } from '../src/typst-version.js';
+import type { EngineId } from '../src/engines.js';
 import { reportData } from '../test/support/example-data.js';
 
 export interface Workload {

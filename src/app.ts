@@ -66,7 +66,7 @@ import { loggedRequestId, sentRequestId } from './http/request-id.js';
 import { registerWipe, wipeSocketReads } from './retention/wipe-after-response.js';
 import { routePaths } from './retention/kept-alive-heads.js';
 import { MESSAGES } from './messages.js';
-import { DEFAULT_ENGINE, ENGINE_VERSIONS, type EngineId } from './typst-version.js';
+import { DEFAULT_ENGINE, ENGINE_VERSIONS, type EngineId } from './engines.js';
 import type { PdfSigner } from './finish/signature-signer.js';
 
 export interface AppOptions {

@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId, engineOf } from './typst-version.js';
+import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId, engineOf } from './engines.js';
 import { DEFAULT_MAX_IMAGE_PIXELS, EINVOICE_PROFILES, type EinvoiceProfile } from './api-values.js';
 
 /** One business-rule stylesheet of EINVOICE_RULES and the profiles it applies to (finish/business-rules.ts runs it). */

@@ -25,8 +25,12 @@ import {
   type TemplateFailure,
   type Warning,
   type Place,
+  PDF_STANDARDS,
+  SIGNATURE_FIELDS,
+  SIGNATURE_TEXT_CHARS,
+  type SignatureField,
 } from './api-values.js';
-import { ENGINE_IDS, PDF_STANDARDS, SIGNATURE_FIELDS, SIGNATURE_TEXT_CHARS, type SignatureField } from './typst-version.js';
+import { ENGINE_IDS } from './engines.js';
 
 const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
 

@@ -3,7 +3,7 @@
  * anything (for `--help`, `--version` and the OpenAPI document).
  */
 import { readFileSync } from 'node:fs';
-import { ENGINE_IDS, ENGINE_PACKAGES, ENGINE_VERSIONS } from './typst-version.js';
+import { ENGINE_IDS, ENGINE_PACKAGES, ENGINE_VERSIONS } from './engines.js';
 
 interface Manifest {
   name: string;

@@ -15,11 +15,22 @@
  * the server runs it on every body (request/check-thread.ts for large ones),
  * and a worker runs it again, exactly, on a large body whose `data` was only
  * located (render/job-run.ts). So bytes/ is the ground floor of the request's
- * path: it imports only messages.ts, api-values.ts, typst-version.ts and
+ * path: it imports only messages.ts, api-values.ts, engines.ts and
  * retention/, never src/request/ (the server's intake) or anything above.
  */
 import { isUtf8 } from 'node:buffer';
-import { EINVOICE_PROFILES, EINVOICE_STANDARDS, type EinvoiceProfile, DEFAULT_MAX_IMAGE_PIXELS } from '../api-values.js';
+import {
+  EINVOICE_PROFILES,
+  EINVOICE_STANDARDS,
+  type EinvoiceProfile,
+  DEFAULT_MAX_IMAGE_PIXELS,
+  PDF_STANDARDS,
+  type EinvoiceOptions,
+  type PdfOptions,
+  type PdfStandard,
+  SIGNATURE_FIELDS,
+  SIGNATURE_TEXT_CHARS,
+} from '../api-values.js';
 import { AssetTable } from './asset-table.js';
 import { dataEndFromBack } from './data-end.js';
 import { firstEscape, hex4, unescapeJsonString, withUnescaped } from './json-string.js';
@@ -36,17 +47,7 @@ import {
 } from '../messages.js';
 import { nameProblem } from './asset-names.js';
 import { bomLength, firstInvalidUtf8, placeInJsonString, placeOf } from './text-position.js';
-import {
-  ENGINE_IDS,
-  ENGINE_VERSIONS,
-  type EngineId,
-  PDF_STANDARDS,
-  type EinvoiceOptions,
-  type PdfOptions,
-  type PdfStandard,
-  SIGNATURE_FIELDS,
-  SIGNATURE_TEXT_CHARS,
-} from '../typst-version.js';
+import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId } from '../engines.js';
 import type { AssetEntry, BodyError, BodyLayout, Kind, Range } from './layout.js';
 import { wipe } from '../retention/wipe.js';
 

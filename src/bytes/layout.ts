@@ -4,7 +4,8 @@
  * body with its layout. Types only, shared by the checker's files (here and
  * in src/request/) and the render side that reads the body by these ranges.
  */
-import type { EngineId, PdfOptions, SignatureField } from '../typst-version.js';
+import type { EngineId } from '../engines.js';
+import type { PdfOptions, SignatureField } from '../api-values.js';
 
 /** Byte offsets into the body, end exclusive. */
 export interface Range {

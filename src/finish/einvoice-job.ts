@@ -9,7 +9,7 @@ import { errorBody } from '../bytes/error-body.js';
 import { unescapeJsonString } from '../bytes/json-string.js';
 import type { Range, Job } from '../bytes/layout.js';
 import { EINVOICE_MESSAGES, einvoiceWarningsHeader } from '../messages.js';
-import type { EinvoiceOptions } from '../typst-version.js';
+import type { EinvoiceOptions } from '../api-values.js';
 import { DEFAULT_XML_NAME } from './facturx.js';
 import { type PlainNames, plainAttachmentNames } from './attachments.js';
 import { type EinvoiceFailure, finishEinvoice, textForms } from './einvoice.js';

@@ -16,7 +16,7 @@
  */
 import { hash, webcrypto } from 'node:crypto';
 import type { BodyLayout } from '../bytes/layout.js';
-import { SIGNATURE_FIELDS } from '../typst-version.js';
+import { SIGNATURE_FIELDS } from '../api-values.js';
 import { CmsSigner } from './signature-cms.js';
 import type { SigningIdentity } from './signature-identity.js';
 import { appendSignatureUpdate, type SignatureTexts } from './signature-update.js';

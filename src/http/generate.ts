@@ -7,7 +7,7 @@
  */
 import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { EINVOICE_PROFILES } from '../api-values.js';
+import { EINVOICE_PROFILES, PDF_STANDARDS, SIGNATURE_FIELDS, SIGNATURE_TEXT_CHARS, type SignatureField } from '../api-values.js';
 import { onAnswerEnd } from '../retention/answer-end.js';
 import { giveBack } from '../retention/body-pool.js';
 import type { Holdings } from '../retention/holdings.js';
@@ -22,15 +22,7 @@ import { requireJsonWithinLimit } from './json-body.js';
 import { HttpError } from './errors.js';
 import type { PdfSigner } from '../finish/signature-signer.js';
 import { MESSAGES } from '../messages.js';
-import {
-  ENGINE_IDS,
-  ENGINE_VERSIONS,
-  type EngineId,
-  PDF_STANDARDS,
-  SIGNATURE_FIELDS,
-  SIGNATURE_TEXT_CHARS,
-  type SignatureField,
-} from '../typst-version.js';
+import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId } from '../engines.js';
 
 const SIGNATURE_FIELD_MEANINGS: Record<SignatureField, string> = {
   reason: "Why the document is signed (the signature's /Reason).",

@@ -13,7 +13,8 @@ import { NodeCompiler as NodeCompiler011 } from '@myriaddreamin/typst-ts-node-co
 import { NodeCompiler as NodeCompiler014 } from 'typst-ts-node-compiler-0.14';
 import { MESSAGES } from '../messages.js';
 import type { RawDiagnostic } from './diagnostics.js';
-import { ENGINE_VERSIONS, type EngineId, type PdfOptions } from '../typst-version.js';
+import { ENGINE_VERSIONS, type EngineId } from '../engines.js';
+import type { PdfOptions } from '../api-values.js';
 
 /** What the engine uses of a compiler, the same for both bindings. */
 export interface Compiler {

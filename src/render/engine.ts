@@ -30,7 +30,7 @@ import { VIRTUAL_ROOT } from './virtual-root.js';
 import { mayReadSources } from './source-reading-words.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import { type Binding, bindingOf, type Compiler, type CompilerArgs, exportRefusal } from './bindings.js';
-import type { EngineId } from '../typst-version.js';
+import type { EngineId } from '../engines.js';
 import { wipe } from '../retention/wipe.js';
 
 /**

@@ -24,11 +24,11 @@
  * an end (pool.ts: leftUnread).
  */
 import type { Socket } from 'node:net';
-import { EINVOICE_PROFILES } from '../api-values.js';
+import { EINVOICE_PROFILES, PDF_STANDARDS } from '../api-values.js';
 import type { BodyLayout, Job } from '../bytes/layout.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import { wipe, wipeReadChunk } from '../retention/wipe.js';
-import { ENGINE_IDS, PDF_STANDARDS } from '../typst-version.js';
+import { ENGINE_IDS } from '../engines.js';
 import type { JobReport, JobResult } from './job.js';
 
 export const FrameType = { Job: 1, Done: 3, Failed: 4, Held: 5, Rest: 6 } as const;

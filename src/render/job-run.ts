@@ -19,7 +19,7 @@ import { forgetCheckedXml } from '../finish/xml-schema.js';
 import { MESSAGES, pdfTooLargeMessage, templateMessage, textRefusedMessage, warningsHeader } from '../messages.js';
 import type { Holdings } from '../retention/holdings.js';
 import { wipe } from '../retention/wipe.js';
-import { DEFAULT_ENGINE, type EngineId } from '../typst-version.js';
+import { DEFAULT_ENGINE, type EngineId } from '../engines.js';
 import type { Compiled, EngineOptions, TypstEngine } from './engine.js';
 import { cpuMsSince, type EvictionCost } from './eviction-cost.js';
 import { type JobAnswer, type JobReport, WORKER_STATUS } from './job.js';

@@ -8,7 +8,7 @@
  * orders for a PDF it holds go over Node's IPC channel (worker-messages.ts:
  * they carry no request content).
  */
-import type { EngineId } from '../typst-version.js';
+import type { EngineId } from '../engines.js';
 
 /**
  * A compile this long leaves its worker a clean-up to do after it has answered that the next job would

@@ -16,7 +16,7 @@ import { loadRules } from '../finish/business-rules.js';
 import { loadSchemas, schemasLoaded } from '../finish/xml-schema.js';
 import { Holdings } from '../retention/holdings.js';
 import { wipe } from '../retention/wipe.js';
-import { ENGINE_IDS, type EngineId } from '../typst-version.js';
+import { ENGINE_IDS, type EngineId } from '../engines.js';
 import type { TypstEngine } from './engine.js';
 import { type Collect, MEMORY_REDUCING_COLLECTION } from '../retention/old-generation-clearing.js';
 import { cpuMsSince, EvictionCost } from './eviction-cost.js';

@@ -21,7 +21,7 @@ import {
   JSON_FAULTS,
 } from '../messages.js';
 import { firstInvalidUtf8, placeOf } from '../bytes/text-position.js';
-import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId } from '../typst-version.js';
+import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId } from '../engines.js';
 import { nameProblem } from '../bytes/asset-names.js';
 import { hashOf, MAX_ASSETS } from '../bytes/asset-table.js';
 import { oversizedImage, BytesReader } from '../bytes/image-size.js';

@@ -1,7 +1,7 @@
 // The fonts every worker has without loading a file: catalog.ts lists them
 // in GET /v1/fonts beside the bundled and the operator's fonts.
 
-import type { EngineId } from '../../typst-version.js';
+import type { EngineId } from '../../engines.js';
 import type { FontStyle } from './types.js';
 
 const RIBBI = [
