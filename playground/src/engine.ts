@@ -4,6 +4,7 @@
  * (`pdf.standard`). A standard needs the 0.14 engine: choosing one selects
  * 0.14, and choosing 0.11 clears the standard.
  */
+import { PDF_STANDARDS, type PdfStandard } from 'typst-pdf-client';
 
 /** The engines (value "" leaves the choice to the service's TYPST_VERSION). */
 const ENGINES = [
@@ -12,26 +13,20 @@ const ENGINES = [
   { value: '0.14', label: '0.14' },
 ];
 
-/** Typst 0.14's PDF standards, as `--pdf-standard` names them. */
+/** How the menu names a standard: PDF/A-2b, PDF/UA-1, PDF 1.7. */
+function standardLabel(standard: PdfStandard): string {
+  if (standard.startsWith('a-')) return `PDF/A-${standard.slice(2)}`;
+  if (standard.startsWith('ua-')) return `PDF/UA-${standard.slice(3)}`;
+  return `PDF ${standard}`;
+}
+
+/** Typst 0.14's PDF standards, as `--pdf-standard` names them: the archival and accessible ones first, then the versions. */
 const STANDARDS = [
   { value: '', label: 'None' },
-  { value: 'a-1b', label: 'PDF/A-1b' },
-  { value: 'a-1a', label: 'PDF/A-1a' },
-  { value: 'a-2b', label: 'PDF/A-2b' },
-  { value: 'a-2u', label: 'PDF/A-2u' },
-  { value: 'a-2a', label: 'PDF/A-2a' },
-  { value: 'a-3b', label: 'PDF/A-3b' },
-  { value: 'a-3u', label: 'PDF/A-3u' },
-  { value: 'a-3a', label: 'PDF/A-3a' },
-  { value: 'a-4', label: 'PDF/A-4' },
-  { value: 'a-4f', label: 'PDF/A-4f' },
-  { value: 'a-4e', label: 'PDF/A-4e' },
-  { value: 'ua-1', label: 'PDF/UA-1' },
-  { value: '1.4', label: 'PDF 1.4' },
-  { value: '1.5', label: 'PDF 1.5' },
-  { value: '1.6', label: 'PDF 1.6' },
-  { value: '1.7', label: 'PDF 1.7' },
-  { value: '2.0', label: 'PDF 2.0' },
+  ...[...PDF_STANDARDS.filter((s) => !/^\d/.test(s)), ...PDF_STANDARDS.filter((s) => /^\d/.test(s))].map((value) => ({
+    value,
+    label: standardLabel(value),
+  })),
 ];
 
 function fill(select: HTMLSelectElement, options: { value: string; label: string }[]): void {
@@ -54,7 +49,7 @@ export interface EinvoiceField {
 export interface PdfField {
   standard?: string;
   einvoice?: EinvoiceField;
-  /** Asked for by the "Signed" switch (signed-switch.ts), with either engine. */
+  /** Asked for by the "Signed" switch (signing.ts), with either engine. */
   signature?: Record<string, never>;
 }
 

@@ -26,6 +26,7 @@ import {
   PDF_STANDARDS,
   type PdfOptions,
   type PdfStandard,
+  TYPST_ENGINES,
   type TypstEngine,
   TypstPdfError,
   generatePdf,
@@ -238,11 +239,9 @@ function readData(file: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-const ENGINES: readonly TypstEngine[] = ['0.11', '0.14', '0.11.1', '0.14.2'];
-
 function engine(value: string | undefined): TypstEngine | undefined {
   if (value === undefined) return undefined;
-  if (!ENGINES.includes(value as TypstEngine)) throw new UsageError(`--typst must be 0.11 or 0.14, got "${value}"`);
+  if (!(TYPST_ENGINES as readonly string[]).includes(value)) throw new UsageError(`--typst must be 0.11 or 0.14, got "${value}"`);
   return value as TypstEngine;
 }
 

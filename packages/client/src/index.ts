@@ -37,7 +37,8 @@ export interface GenerateRequest {
 }
 
 /** The engines the service runs, short or exact. */
-export type TypstEngine = '0.11' | '0.14' | '0.11.1' | '0.14.2';
+export const TYPST_ENGINES = ['0.11', '0.14', '0.11.1', '0.14.2'] as const;
+export type TypstEngine = (typeof TYPST_ENGINES)[number];
 
 /** Typst 0.14's PDF standards (`--pdf-standard`). */
 export const PDF_STANDARDS = [
