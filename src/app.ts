@@ -37,7 +37,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_IMAGE_PIXELS, MAX_BODY_BYTES } from './api-values.js';
-import { DEFAULT_CRASHES_PER_MINUTE } from './config.js';
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CRASHES_PER_MINUTE, DEFAULT_READER_STALL_TIMEOUT_MS } from './config.js';
 import { identifyKey, requireKey } from './http/auth.js';
 import { PendingBodies } from './request/pending-bodies.js';
 import {
@@ -126,7 +126,7 @@ function setAnswerHeaders(request: FastifyRequest, reply: FastifyReply): void {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const bodies = options.bodies ?? new PendingBodies(0);
   const defaultEngine = options.defaultEngine ?? DEFAULT_ENGINE;
-  const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   const requestTimeout = REQUEST_TIMES_BODY_TIMEOUT * bodyTimeoutMs;
   const app = Fastify({
     http: {
@@ -158,7 +158,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
 
-  const answers = options.answers ?? new AnswerLimits({ maxPendingBytes: 0, readerStallMs: 30_000 });
+  const answers = options.answers ?? new AnswerLimits({ maxPendingBytes: 0, readerStallMs: DEFAULT_READER_STALL_TIMEOUT_MS });
   app.decorateRequest('apiKey', undefined);
   app.decorateRequest('rateLimitUsage', undefined);
   app.decorateRequest('unavailable', undefined);

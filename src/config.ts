@@ -91,6 +91,10 @@ export interface Config {
 /** CRASHES_PER_MINUTE unless set. */
 export const DEFAULT_CRASHES_PER_MINUTE = 5;
 
+/** BODY_TIMEOUT_MS and READER_STALL_TIMEOUT_MS unless set. */
+export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+export const DEFAULT_READER_STALL_TIMEOUT_MS = 30_000;
+
 /** The smallest worker memory cap accepted: an idle worker must fit well under it. */
 const MIN_WORKER_MEMORY_MB = 256;
 
@@ -349,14 +353,14 @@ export const SETTINGS: readonly Setting[] = [
     name: 'READER_STALL_TIMEOUT_MS',
     key: 'readerStallTimeoutMs',
     meaning: 'A client that takes no byte of its answer for this long is cut off, and the answer wiped',
-    read: whole(30_000, 100, 600_000),
+    read: whole(DEFAULT_READER_STALL_TIMEOUT_MS, 100, 600_000),
   },
   {
     name: 'BODY_TIMEOUT_MS',
     key: 'bodyTimeoutMs',
     meaning:
       'A request body with no byte for this long is answered 408 and what came of it wiped; a whole request (head and body) has twice this, so a client that sends a byte now and then is cut off too',
-    read: whole(30_000, 100, 600_000),
+    read: whole(DEFAULT_BODY_TIMEOUT_MS, 100, 600_000),
   },
   {
     name: 'MAX_PENDING_BODIES_MB',

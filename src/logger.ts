@@ -8,9 +8,10 @@ import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
 import type pinoPretty from 'pino-pretty';
 import { LogOutput } from './log-output.js';
+import { SERVICE_NAME } from './version.js';
 
 export function createLogger(level: string, terminal = Boolean(process.stdout.isTTY)): Logger {
-  const base = { service: 'typst-pdf-service' };
+  const base = { service: SERVICE_NAME };
   if (terminal) {
     // Loaded for a terminal alone: elsewhere (a container, a pipe) it would be 0.33 MB of the server's heap for nothing.
     const pretty = createRequire(import.meta.url)('pino-pretty') as typeof pinoPretty;

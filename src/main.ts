@@ -12,7 +12,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { ProcessLimitError, setProcessLimits } from './process-limits.js';
 import { AnswerLimits } from './http/answer-limits.js';
 import { PendingBodies } from './request/pending-bodies.js';
-import { PoolUnavailableError } from './render/errors.js';
+import { UnavailableError } from './render/errors.js';
 import { KeyStore } from './http/keys.js';
 import { listenMetrics, ServiceMetrics } from './http/metrics.js';
 import { handleShutdownSignals, holdStopSignals } from './shutdown.js';
@@ -25,10 +25,11 @@ import { createSandbox } from './render/sandbox.js';
 import { startReadBufferScrub } from './retention/read-buffer-scrub.js';
 import { stopParserReuse } from './retention/http-parsers.js';
 import { READS_FOLLOWED } from './retention/kept-alive-heads.js';
+import { SERVICE_NAME } from './version.js';
 import type { PdfSigner } from './finish/signature-signer.js';
 
 function fail(message: string): never {
-  process.stderr.write(`typst-pdf-service: ${message}\n`);
+  process.stderr.write(`${SERVICE_NAME}: ${message}\n`);
   process.exit(1);
 }
 
@@ -187,7 +188,7 @@ async function main(): Promise<void> {
     beginClosing: () => {
       closing = true;
       // Shutdown waits only for requests whose body is whole: the others are answered 503 now.
-      bodies.stopAll(new PoolUnavailableError('shutting_down'));
+      bodies.stopAll(new UnavailableError('shutting_down'));
     },
     get metricsServer() {
       return metricsServer;
@@ -212,7 +213,7 @@ async function main(): Promise<void> {
     const metricsAddress = metricsServer.address();
     const metricsPort = typeof metricsAddress === 'object' && metricsAddress ? metricsAddress.port : config.metricsPort;
     process.stdout.write(
-      `typst-pdf-service metrics on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${metricsPort}/metrics\n`,
+      `${SERVICE_NAME} metrics on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${metricsPort}/metrics\n`,
     );
   }
   const address = app.server.address();
@@ -225,9 +226,9 @@ async function main(): Promise<void> {
       : String(address);
   if (keys.generated) printGeneratedKey(keys.generated, where);
   process.stdout.write(
-    `typst-pdf-service listening on ${where} with ${config.workers} workers${everywhere ? ' (on every interface)' : ''}\n`,
+    `${SERVICE_NAME} listening on ${where} with ${config.workers} workers${everywhere ? ' (on every interface)' : ''}\n`,
   );
-  if (config.playground) process.stdout.write(`typst-pdf-service playground at ${where}/playground\n`);
+  if (config.playground) process.stdout.write(`${SERVICE_NAME} playground at ${where}/playground\n`);
   logger.info({ address: where, workers: config.workers }, 'listening');
   if (signalledDuringStart) process.emit(signalledDuringStart, signalledDuringStart);
 }

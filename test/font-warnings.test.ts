@@ -22,7 +22,7 @@ describe('unknown font detection', () => {
   });
 
   test('the binding itself reports no warning for an unknown family', () => {
-    // Documents the limitation that font-warnings.ts works around: Typst
+    // Documents the limitation that src/render/fonts/warnings.ts works around: Typst
     // 0.11.1 has no such warning and the binding drops warnings on success.
     const compiled = compiler.compile({ mainFileContent: '#set text(font: "NoSuchFont")\nHello **' });
     assert.ok(compiled.result);

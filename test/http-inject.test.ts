@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import type { Job } from '../src/bytes/layout.js';
 import { buildApp } from '../src/app.js';
 import type { JobResult } from '../src/render/job.js';
-import { PoolUnavailableError } from '../src/render/errors.js';
+import { UnavailableError } from '../src/render/errors.js';
 import { KeyStore } from '../src/http/keys.js';
 
 const KEY = 'inject-key-0123456789';
@@ -140,7 +140,7 @@ describe('the HTTP layer (app.inject)', () => {
   });
 
   it("answers the renderer's 'no capacity' with 503 and Retry-After", async () => {
-    renderer.next = () => Promise.reject(new PoolUnavailableError('queue_full'));
+    renderer.next = () => Promise.reject(new UnavailableError('queue_full'));
     try {
       const res = await generate('{"data": {}, "template": "x"}');
       assert.equal(res.statusCode, 503);

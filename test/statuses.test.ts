@@ -26,7 +26,7 @@ import {
   timeoutMessage,
   unsupportedEncoding,
 } from '../src/messages.js';
-import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError } from '../src/render/errors.js';
+import { CompileTimeoutError, MemoryLimitError, UnavailableError, WorkerCrashError } from '../src/render/errors.js';
 import { type JobResult, WORKER_STATUS } from '../src/render/job.js';
 
 const KEY = 'statuses-key-0123456789';
@@ -167,7 +167,7 @@ const ROWS: { status: number; when: string; message: string | RegExp; answer: ()
     status: 503,
     when: 'no capacity',
     message: MESSAGES.unavailable,
-    answer: via(throws(new PoolUnavailableError('queue_full'))),
+    answer: via(throws(new UnavailableError('queue_full'))),
   },
 ];
 

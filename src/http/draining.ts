@@ -11,9 +11,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { MESSAGES } from '../messages.js';
 import { endOwingNothing } from '../retention/kept-alive-heads.js';
-import { HttpError, RETRY_AFTER_SECONDS } from './errors.js';
+import { UnavailableError } from '../render/errors.js';
 
 const ALWAYS_ANSWERED = new Set(['/healthz', '/readyz']);
 
@@ -70,7 +69,6 @@ export function closeConnectionsOwingNothing(app: FastifyInstance): void {
 export function refuseWhileClosing(app: FastifyInstance, closing: () => boolean): void {
   app.addHook('onRequest', async (request) => {
     if (!closing() || ALWAYS_ANSWERED.has(request.routeOptions.url ?? '')) return;
-    request.unavailable = 'shutting_down';
-    throw new HttpError(503, MESSAGES.unavailable, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+    throw new UnavailableError('shutting_down');
   });
 }

@@ -13,7 +13,7 @@ import { MESSAGES, timeoutMessage } from '../messages.js';
 import {
   CompileTimeoutError,
   MemoryLimitError,
-  PoolUnavailableError,
+  UnavailableError,
   type UnavailableReason,
   WorkerCrashError,
   WorkerKilledError,
@@ -40,7 +40,7 @@ export class HttpError extends Error {
 }
 
 /** Seconds a client should wait before retrying a 503. */
-export const RETRY_AFTER_SECONDS = 1;
+const RETRY_AFTER_SECONDS = 1;
 
 /** Maps any error to its answer. Unknown errors become the API's one 500 message. */
 function toHttpError(error: unknown, compileTimeoutMs: number): HttpError {
@@ -48,7 +48,7 @@ function toHttpError(error: unknown, compileTimeoutMs: number): HttpError {
   if (error instanceof CompileTimeoutError) return new HttpError(422, timeoutMessage(compileTimeoutMs));
   if (error instanceof MemoryLimitError) return new HttpError(422, MESSAGES.memory);
   if (error instanceof WorkerCrashError || error instanceof WorkerKilledError) return new HttpError(500, MESSAGES.internal);
-  if (error instanceof PoolUnavailableError) {
+  if (error instanceof UnavailableError) {
     return new HttpError(503, MESSAGES.unavailable, { 'retry-after': String(RETRY_AFTER_SECONDS) });
   }
   const fastifyError = error as FastifyError;
@@ -77,7 +77,7 @@ export function sendError(reply: FastifyReply, error: HttpError): FastifyReply {
 export function errorHandler(compileTimeoutMs: number) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const answer = toHttpError(error, compileTimeoutMs);
-    if (error instanceof PoolUnavailableError) request.unavailable = error.reason;
+    if (error instanceof UnavailableError) request.unavailable = error.reason;
     if (answer.statusCode >= 500) {
       request.log.warn(
         { errorKind: (error as Error)?.name, code: (error as FastifyError)?.code, reason: request.unavailable },

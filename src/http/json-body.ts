@@ -22,7 +22,7 @@ import { mediaTypeParameter } from '../request/media-type.js';
 import { formBoundary } from '../request/multipart.js';
 import { BodyIncompleteError, BodyTimeoutError, BodyTooLargeError, firstBodyBytes, receiveBody } from '../request/receive.js';
 import { bodyTimeoutMessage, MESSAGES, unsupportedEncoding, unsupportedTransferCoding } from '../messages.js';
-import { PoolUnavailableError } from '../render/errors.js';
+import { UnavailableError } from '../render/errors.js';
 import { HttpError } from './errors.js';
 import { wipe } from '../retention/wipe.js';
 import { sendContinue } from './expect.js';
@@ -39,7 +39,7 @@ function refusalOf(error: Error, bodyTimeoutMs: number): Error {
   if (error instanceof BodyTooLargeError) return new HttpError(413, MESSAGES.tooLarge);
   if (error instanceof BodyIncompleteError) return new HttpError(400, MESSAGES.bodyLengthMismatch);
   if (error instanceof BodyTimeoutError) return new HttpError(408, bodyTimeoutMessage(bodyTimeoutMs), { connection: 'close' });
-  if (error instanceof BodyRefusedError) return new PoolUnavailableError('bodies_pending');
+  if (error instanceof BodyRefusedError) return new UnavailableError('bodies_pending');
   // Stopped from outside: broken framing (http/client-errors.ts) or shutdown, each with its own answer.
   return error;
 }

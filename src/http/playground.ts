@@ -2,10 +2,9 @@
  * The template playground: a static page at GET /playground (GET / redirects
  * there) where a template, its data and assets are edited and previewed.
  *
- * Files are served here, from the build output dist/playground/, and the
- * one setting the page shows (service.json: the default engine's version)
- * (`npm run build`, scripts/build-playground.mjs; the page's source is in
- * playground/). The page compiles through POST /v1/pdf/generate with the
+ * Its files are served here from dist/playground/, which `npm run build`
+ * makes from playground/ (scripts/build-playground.mjs), and so is the one
+ * setting the page shows (service.json: the default engine's version). The page compiles through POST /v1/pdf/generate with the
  * key its user types, so it is authenticated and rate-limited like any
  * other client, and nothing of it is stored here. PLAYGROUND=false leaves
  * both routes out (404).

@@ -35,9 +35,9 @@ export class WorkerKilledError extends Error {
  */
 export type UnavailableReason = 'queue_full' | 'queue_timeout' | 'shutting_down' | 'client_gone' | 'answers_pending' | 'bodies_pending';
 
-/** No capacity now: the client should retry later (503). */
-export class PoolUnavailableError extends Error {
-  override name = 'PoolUnavailableError';
+/** No capacity now, in the pool or for the request's body or answer: the client should retry later (503). */
+export class UnavailableError extends Error {
+  override name = 'UnavailableError';
   constructor(readonly reason: UnavailableReason) {
     super(reason);
   }

@@ -3,7 +3,7 @@
  * (past it, 503) and dropped when its client goes away. A job put back
  * because its worker died before taking it goes to the front.
  */
-import { PoolUnavailableError, type UnavailableReason } from './errors.js';
+import { UnavailableError, type UnavailableReason } from './errors.js';
 
 /** What a job needs while it waits: its deadline and its client's abort signal. */
 interface Timed {
@@ -48,7 +48,7 @@ export class JobQueue<I, R> {
   clear(reason: UnavailableReason): void {
     for (const job of this.jobs.splice(0)) {
       release(job);
-      job.reject(new PoolUnavailableError(reason));
+      job.reject(new UnavailableError(reason));
     }
   }
 
@@ -57,7 +57,7 @@ export class JobQueue<I, R> {
     if (index < 0) return;
     this.jobs.splice(index, 1);
     release(job);
-    job.reject(new PoolUnavailableError(reason));
+    job.reject(new UnavailableError(reason));
   }
 }
 

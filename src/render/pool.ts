@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import type { Job } from '../bytes/layout.js';
 import type { Config } from '../config.js';
 import type { EngineOptions } from './engine.js';
-import { CompileTimeoutError, MemoryLimitError, PoolUnavailableError, WorkerCrashError, WorkerKilledError } from './errors.js';
+import { CompileTimeoutError, MemoryLimitError, UnavailableError, WorkerCrashError, WorkerKilledError } from './errors.js';
 import { OomKills } from './oom-kills.js';
 import type { FontFamilyInfo } from './fonts/types.js';
 import { type Frame, FrameReader, FrameType, readResult, restOf, writeJob } from './frames.js';
@@ -261,10 +261,10 @@ export class RenderPool extends EventEmitter {
    * errors of ./errors.ts.
    */
   render(job: Job, held: Holdings, signal?: AbortSignal): Promise<RenderResult> {
-    if (this.closing) return Promise.reject(new PoolUnavailableError('shutting_down'));
+    if (this.closing) return Promise.reject(new UnavailableError('shutting_down'));
     const idle = this.idleSlot();
     if (!idle && this.queue.length >= this.options.queueLimit) {
-      return Promise.reject(new PoolUnavailableError('queue_full'));
+      return Promise.reject(new UnavailableError('queue_full'));
     }
     return new Promise<RenderResult>((resolve, reject) => {
       const queued: Queued = { input: { job, held }, resolve, reject, signal };
@@ -426,7 +426,7 @@ export class RenderPool extends EventEmitter {
         this.queue.add(running, 'front');
       } else if (this.closing && !slot.killedFor) {
         // Cut off by close() past the shutdown deadline: the client may retry elsewhere.
-        running.reject(new PoolUnavailableError('shutting_down'));
+        running.reject(new UnavailableError('shutting_down'));
       } else if (reason === 'timeout') running.reject(new CompileTimeoutError('compile exceeded the time limit'));
       else if (reason === 'memory') running.reject(new MemoryLimitError('compile exceeded the memory limit'));
       else if (reason === 'killed') running.reject(new WorkerKilledError('worker killed from outside during the compile'));
