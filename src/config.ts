@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { DEFAULT_ENGINE, ENGINE_IDS, type EngineId, engineOf } from './engines.js';
+import { DEFAULT_ENGINE, ENGINE_IDS, ENGINE_VERSIONS, type EngineId, engineOf } from './engines.js';
 import { DEFAULT_MAX_IMAGE_PIXELS, EINVOICE_PROFILES, type EinvoiceProfile } from './api-values.js';
 
 /** One business-rule stylesheet of EINVOICE_RULES and the profiles it applies to (finish/business-rules.ts runs it). */
@@ -469,9 +469,8 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: 'TYPST_VERSION',
     key: 'defaultEngine',
-    default: '`0.11`',
-    meaning:
-      'Typst engine of a request without a `typst` field: `0.11` (Typst 0.11.1) or `0.14` (Typst 0.14.2); every worker holds both, and a request picks one with `"typst"`',
+    default: `\`${DEFAULT_ENGINE}\``,
+    meaning: `Typst engine of a request without a \`typst\` field: ${ENGINE_IDS.map((id) => `\`${id}\` (Typst ${ENGINE_VERSIONS[id]})`).join(' or ')}; every worker holds both, and a request picks one with \`"typst"\``,
     read: engine,
   },
   {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { formBody } from './support/form.js';
 import { after, before, describe, it } from 'node:test';
-import { generateBodySchema } from '../src/http/generate.js';
+import { generateBodySchema } from '../src/http/openapi-request.js';
 import { exchange, OpenApiChecker, type Answer } from './support/openapi.js';
 import { startService, TEST_KEY, type Service } from './support/service.js';
 

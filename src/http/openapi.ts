@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { SERVICE_VERSION } from '../version.js';
 import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId } from '../engines.js';
 import { MESSAGES } from '../messages.js';
-import { generateBodySchema, generateFormSchema } from './generate.js';
+import { generateBodySchema, generateFormSchema } from './openapi-request.js';
 
 type Json = Record<string, unknown>;
 
