@@ -15,10 +15,10 @@
  *              6. a key whose requests crashed the engine too often:  POST /v1/pdf/generate
  *                 429 (http/crash-limit.ts)
  *              7. content type, encoding, declared size: 415, 413     POST /v1/pdf/generate
- *                 (http/json-body.ts requireJsonWithinLimit)
+ *                 (http/body.ts requireAcceptedBody)
  *   body       503 past the bodies being received (request/pending-bodies.ts); then
  *              `100 Continue` if asked for (http/expect.ts), received into owned
- *              buffers and checked byte by byte: 400, 408, 413 (http/json-body.ts,
+ *              buffers and checked byte by byte: 400, 408, 413 (http/body.ts,
  *              src/request/, src/bytes/); broken framing or a client gone mid-body stops it
  *              (http/client-errors.ts)
  *   handler    a signature asked of a service without an identity: 400;
@@ -55,7 +55,7 @@ import { AnswerLimits } from './http/answer-limits.js';
 import { CrashLimit } from './http/crash-limit.js';
 import { generateRoute, methodNotAllowedRoute, type Renderer } from './http/generate.js';
 import { healthRoutes, type HealthSource } from './http/health.js';
-import { registerJsonBody } from './http/json-body.js';
+import { registerBodyParsers } from './http/body.js';
 import type { KeyStore } from './http/keys.js';
 import { registerRateLimit, type RateLimitOptions } from './http/rate-limit.js';
 import { countOwedAnswers, refuseWhileClosing } from './http/draining.js';
@@ -169,7 +169,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // routePaths before the routes: it learns each as it is added.
   wipeSocketReads(app.server, routePaths(app));
   registerWipe(app);
-  registerJsonBody(app, {
+  registerBodyParsers(app, {
     maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS,
     bodies,
     bodyTimeoutMs,

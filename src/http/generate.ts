@@ -17,7 +17,7 @@ import { CompileTimeoutError, MemoryLimitError, UnavailableError, WorkerCrashErr
 import { httpStatus, type RenderResult, WORKER_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
 import type { CrashLimit } from './crash-limit.js';
-import { requireJsonWithinLimit } from './json-body.js';
+import { requireAcceptedBody } from './body.js';
 import { HttpError } from './errors.js';
 import type { PdfSigner } from '../finish/signature-signer.js';
 import { MESSAGES } from '../messages.js';
@@ -81,7 +81,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
   app.decorateRequest('compileMs', undefined);
   app.decorateRequest('outputRefused', undefined);
   const answer = async (request: FastifyRequest<{ Body: Job | Error }>, reply: FastifyReply): Promise<FastifyReply> => {
-    // A body refused by the check, for its size or for room, comes as its answer (http/json-body.ts).
+    // A body refused by the check, for its size or for room, comes as its answer (http/body.ts).
     if (request.body instanceof Error) throw request.body;
     const job = request.body;
     const { body: bytes } = job;
@@ -158,7 +158,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     }
     return answers.send(request, answerHead(pdf.length), pdf);
   };
-  app.post<{ Body: Job | Error }>('/v1/pdf/generate', { onRequest: [crashes.refuse, requireJsonWithinLimit] }, (request, reply) => {
+  app.post<{ Body: Job | Error }>('/v1/pdf/generate', { onRequest: [crashes.refuse, requireAcceptedBody] }, (request, reply) => {
     // The body's pool buffer, and the worker's result, which lies in a buffer its reader lends to one answer at a
     // time (render/frames.ts), go back once the response is done and this handler too: it may still be signing
     // after its client has left. Registered before the handler runs, since its client may have left already.

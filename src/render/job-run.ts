@@ -197,7 +197,7 @@ export class JobRunner {
         return { result: failed(WORKER_STATUS.templateFailed, body), finished: 'none' };
       }
       const { refused: refusal } = attempt;
-      // The body's own fault is worded as the server words it (json-body.ts); an asset's name stays bytes.
+      // The body's own fault is worded as the server words it (body.ts); an asset's name stays bytes.
       const bytes = 'message' in refusal ? jsonErrorBody(refusal.message) : errorBody(job.body, refusal);
       return { result: failed(refusal.status, answer.hold(bytes)), finished: 'none' };
     }

@@ -44,7 +44,7 @@ function refusalOf(error: Error, bodyTimeoutMs: number): Error {
   return error;
 }
 
-export function registerJsonBody(app: FastifyInstance, options: BodyOptions): void {
+export function registerBodyParsers(app: FastifyInstance, options: BodyOptions): void {
   const { bodies, bodyTimeoutMs, ...checkOptions } = options;
   // Large bodies are checked on a thread of their own, so the event loop is never held for long.
   const checker = new BodyChecker(checkOptions);
@@ -96,7 +96,7 @@ export function registerJsonBody(app: FastifyInstance, options: BodyOptions): vo
 /** Each form's boundary, from its onRequest check to its parser (takeBoundary); a request's own, gone with it. */
 const boundaries = new WeakMap<IncomingMessage, Buffer>();
 
-/** The boundary requireJsonWithinLimit found for `request`'s form, handed over once. */
+/** The boundary requireAcceptedBody found for `request`'s form, handed over once. */
 function takeBoundary(request: FastifyRequest): Buffer | undefined {
   const boundary = boundaries.get(request.raw);
   boundaries.delete(request.raw);
@@ -119,7 +119,7 @@ const ENCODING = /^[\w.,+ -]{1,40}$/;
  * declared JSON or a form, and uncompressed; 400 for a form without its boundary; 501 for a transfer coding other
  * than chunked; 400 for an HTTP/1.0 body without a length; 413 when Content-Length already says too much.
  */
-export async function requireJsonWithinLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function requireAcceptedBody(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const contentType = request.headers['content-type'] ?? '';
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json' && type !== 'multipart/form-data') throw new HttpError(415, MESSAGES.unsupportedMediaType);
