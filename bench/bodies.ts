@@ -12,7 +12,8 @@
 import { BODY_SHAPES } from '../test/support/body-shapes.js';
 import { mainThreadCpuMs, processCpuMs } from './cpu.js';
 import { ms, table } from './report.js';
-import { BENCH_KEY, metricTotal, startBenchService, type BenchService } from './service.js';
+import { metricTotal, startBenchService } from './service.js';
+import { TEST_KEY, type Service } from '../test/support/service.js';
 import { median } from './stats.js';
 
 const BODY_BYTES = 10 * 1024 * 1024;
@@ -35,9 +36,9 @@ export interface BodyFigures {
 }
 
 /** Seconds the server's event loop has been busy so far, from the service's own metrics. */
-const eventLoopBusySeconds = (service: BenchService) => metricTotal(service, 'typst_pdf_nodejs_eventloop_busy_seconds_total');
+const eventLoopBusySeconds = (service: Service) => metricTotal(service, 'typst_pdf_nodejs_eventloop_busy_seconds_total');
 
-async function once(service: BenchService, body: Buffer): Promise<Omit<BodyFigures, 'shape' | 'bytes'>> {
+async function once(service: Service, body: Buffer): Promise<Omit<BodyFigures, 'shape' | 'bytes'>> {
   const pid = service.process.pid!;
   const busyBefore = await eventLoopBusySeconds(service);
   const cpuBefore = processCpuMs(pid);
@@ -46,7 +47,7 @@ async function once(service: BenchService, body: Buffer): Promise<Omit<BodyFigur
   let done = false;
   const answer = fetch(`${service.url}/v1/pdf/generate`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_KEY}` },
     body: new Uint8Array(body),
   }).then(async (res) => {
     await res.arrayBuffer();

@@ -7,7 +7,7 @@
  * spent.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { childPids } from './memory.js';
+import { childPids } from '../test/support/service.js';
 
 /** Clock ticks per second of /proc times: USER_HZ, 100 on Linux x86-64 and arm64. */
 const TICKS_PER_SECOND = 100;

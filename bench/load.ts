@@ -5,7 +5,7 @@
  * histogram keeps whole milliseconds only.
  */
 import autocannon from 'autocannon';
-import { BENCH_KEY } from './service.js';
+import { TEST_KEY } from '../test/support/service.js';
 
 export interface LoadRun {
   connections: number;
@@ -38,7 +38,7 @@ export function sendLoad(options: LoadOptions): Promise<LoadRun> {
       {
         url: `${options.url}/v1/pdf/generate`,
         method: 'POST',
-        headers: { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json' },
         body: options.body,
         connections: options.connections,
         amount: options.requests,

@@ -3,7 +3,8 @@
  * process it has at the moment of the sample (workers come and go as they
  * are recycled), read from /proc.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { childPids } from '../test/support/service.js';
 
 function rssKiB(pid: number): number {
   try {
@@ -12,20 +13,6 @@ function rssKiB(pid: number): number {
   } catch {
     return 0; // exited between listing and reading
   }
-}
-
-/** Direct children of `pid`, from /proc/<pid>/task/<tid>/children. */
-export function childPids(pid: number): number[] {
-  const pids: number[] = [];
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
-      if (text) pids.push(...text.split(/\s+/).map(Number));
-    } catch {
-      /* thread ended */
-    }
-  }
-  return pids;
 }
 
 export interface MemorySample {

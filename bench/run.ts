@@ -29,7 +29,8 @@ import { freedMemoryFill } from '../src/retention/freed-memory-fill.js';
 import { type LoadRun, sendLoad, steadyRate } from './load.js';
 import { sampleMemory, type MemorySample } from './memory.js';
 import { ms, pct, ratio, table } from './report.js';
-import { metricTotal, startBenchService, type BenchService } from './service.js';
+import { metricTotal, startBenchService } from './service.js';
+import type { Service } from '../test/support/service.js';
 import { clamp, median, percentile, spread } from './stats.js';
 import { waitingBody, workloads, type Workload } from './workloads.js';
 import { describeWorkers, measureWorkers } from './workers.js';
@@ -155,7 +156,7 @@ interface Floors {
 }
 
 async function measureRound(
-  service: BenchService,
+  service: Service,
   floors: Map<string, Floors>,
   list: Workload[],
   floorEstimate: Map<string, number>,
@@ -268,7 +269,7 @@ async function measureRound(
  * `ms`, found once per workload: the time of 0 and of a trial count, then
  * scaled (the loop is linear).
  */
-async function iterationsFor(service: BenchService, workload: Workload, ms: number, known: Map<string, number>): Promise<number> {
+async function iterationsFor(service: Service, workload: Workload, ms: number, known: Map<string, number>): Promise<number> {
   const found = known.get(workload.id);
   if (found !== undefined) return found;
   const timeOf = async (iterations: number) => {

@@ -12,7 +12,8 @@ import { PdfSigner } from '../src/finish/signature-signer.js';
 import { makeTestIdentity } from '../test/support/signing-identity.js';
 import { processCpuMs } from './cpu.js';
 import { ms, table } from './report.js';
-import { BENCH_KEY, startBenchService } from './service.js';
+import { startBenchService } from './service.js';
+import { TEST_KEY } from '../test/support/service.js';
 import { median } from './stats.js';
 import { workloads } from './workloads.js';
 
@@ -93,7 +94,7 @@ export async function measureSigning(blocks: number, perBlock: number, log: (mes
 async function pdfOf(url: string, body: Buffer): Promise<Buffer> {
   const res = await fetch(`${url}/v1/pdf/generate`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json' },
     body: new Uint8Array(body),
   });
   if (res.status !== 200) throw new Error(`status ${res.status}`);

@@ -5,8 +5,7 @@
  * other processes (mapped files, the binding) is divided among them.
  */
 import { readFileSync } from 'node:fs';
-import { startService } from '../test/support/service.js';
-import { BENCH_KEY } from './service.js';
+import { startService, TEST_KEY } from '../test/support/service.js';
 import { median } from './stats.js';
 
 export interface WorkerFigures {
@@ -42,7 +41,7 @@ export async function measureWorkers(workers: number, restarts = 4): Promise<Wor
     }
     const res = await fetch(`${service.url}/v1/pdf/generate`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_KEY}` },
       body: JSON.stringify({ data: {}, template: `#set text(weight: "bold")\n${SCRIPTS}\n\n#set text(weight: "regular")\n${SCRIPTS}` }),
     });
     await res.arrayBuffer();

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { XmlDocument } from 'libxml2-wasm';
 import { loadConfig } from '../src/config.js';
 import { pdfAttachment, pdfAttachments, pdfObjects, pdfXmp } from './support/poppler.js';
-import { generate, startService, type Service } from './support/service.js';
+import { generate, startService, type Service, pdfBytesOf, errorOf } from './support/service.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../test/fixtures/einvoice/${name}`, import.meta.url));
 const example = (name: string) => readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8');
@@ -39,16 +39,6 @@ before(async () => {
 after(async () => {
   await service.stop();
 });
-
-async function pdfOf(res: Response): Promise<Uint8Array> {
-  assert.equal(res.status, 200, await res.clone().text());
-  return new Uint8Array(await res.arrayBuffer());
-}
-
-async function errorOf(res: Response): Promise<string> {
-  assert.equal(res.status, 400);
-  return ((await res.json()) as { error: string }).error;
-}
 
 /** The XMP packet, parsed, and a reader of one XPath's text. */
 function xmpOf(pdf: Uint8Array): { text: (xpath: string) => string[]; dispose: () => void } {
@@ -84,7 +74,9 @@ const body = (einvoice: object, extra: object = {}) => ({
 describe('e-invoices (Factur-X / ZUGFeRD)', () => {
   it('finishes the example: XMP fx: properties and their extension schema, one factur-x.xml, Typst XMP kept', async () => {
     const data = JSON.parse(example('einvoice.json')) as object;
-    const pdf = await pdfOf(await generate(service, { data, template: example('einvoice.typ'), typst: '0.14', pdf: { einvoice: {} } }));
+    const pdf = await pdfBytesOf(
+      await generate(service, { data, template: example('einvoice.typ'), typst: '0.14', pdf: { einvoice: {} } }),
+    );
     qpdfCheck(pdf);
     assert.deepEqual(pdfAttachments(pdf), ['factur-x.xml']);
     assert.deepEqual(relationships(pdf), ['Alternative']);
@@ -115,7 +107,7 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
 
   it('keeps every byte Typst wrote: the answer starts with a whole PDF and appends one update', async () => {
     const request = body({ xml: 'invoice.xml' }, { assets: { 'invoice.xml': EN16931.toString('base64') } });
-    const pdf = Buffer.from(await pdfOf(await generate(service, request)));
+    const pdf = Buffer.from(await pdfBytesOf(await generate(service, request)));
     const sections = [...pdf.toString('latin1').matchAll(/\nstartxref\n/g)].length;
     assert.equal(sections, 2);
     assert.match(pdf.toString('latin1'), /\/Prev \d+/);
@@ -123,7 +115,7 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
   });
 
   it('attaches an XML sent as an asset, MINIMUM with /AFRelationship /Data', async () => {
-    const pdf = await pdfOf(await generate(service, body({ xml: 'min.xml' }, { assets: { 'min.xml': MINIMUM.toString('base64') } })));
+    const pdf = await pdfBytesOf(await generate(service, body({ xml: 'min.xml' }, { assets: { 'min.xml': MINIMUM.toString('base64') } })));
     qpdfCheck(pdf);
     assert.deepEqual(pdfAttachments(pdf), ['factur-x.xml']);
     assert.deepEqual(relationships(pdf), ['Data']);
@@ -141,7 +133,7 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
       '#pdf.attach("factur-x.xml", read("factur-x.xml", encoding: none), relationship: "source", mime-type: "application/xml", description: "data")\n' +
       '#pdf.attach("notes.txt", bytes("notes"), relationship: "supplement", mime-type: "text/plain", description: "notes")\n= Invoice';
     const assets = { 'factur-x.xml': EN16931.toString('base64') };
-    const pdf = await pdfOf(
+    const pdf = await pdfBytesOf(
       await generate(service, { data: {}, template, typst: '0.14', assets, pdf: { einvoice: { profile: 'EN 16931' } } }),
     );
     qpdfCheck(pdf);
@@ -154,7 +146,7 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
       `#pdf.attach("a/b/inv.xml", ${content}, relationship: "data", mime-type: "text/xml", description: "invoice")\n= Invoice`;
     const assets = { 'a/b/inv.xml': EN16931.toString('base64') };
     // The template's attachment is the XML (not the asset again beside it), renamed to its Factur-X name.
-    const pdf = await pdfOf(
+    const pdf = await pdfBytesOf(
       await generate(service, body({ xml: 'a/b/inv.xml' }, { template: attach('read("a/b/inv.xml", encoding: none)'), assets })),
     );
     qpdfCheck(pdf);
@@ -164,7 +156,7 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
     const res = await generate(service, body({ xml: 'a/b/inv.xml' }, { template: attach('bytes("<not-an-invoice/>")'), assets }));
     assert.match(await errorOf(res), /^The e-invoice XML "a\/b\/inv\.xml" declares no Factur-X profile/);
     // Without a template's attachment under the path, the asset is attached, once.
-    const fromAsset = await pdfOf(await generate(service, body({ xml: 'a/b/inv.xml' }, { assets })));
+    const fromAsset = await pdfBytesOf(await generate(service, body({ xml: 'a/b/inv.xml' }, { assets })));
     assert.deepEqual(pdfAttachments(fromAsset), ['factur-x.xml']);
   });
 
@@ -190,7 +182,7 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
       service,
       body({ xml: 'inv.xml' }, { template: other('factur-x.xml'), assets: { 'inv.xml': Buffer.from(xrechnungXml).toString('base64') } }),
     );
-    assert.deepEqual(pdfAttachments(await pdfOf(xrechnung)).sort(), ['factur-x.xml', 'xrechnung.xml']);
+    assert.deepEqual(pdfAttachments(await pdfBytesOf(xrechnung)).sort(), ['factur-x.xml', 'xrechnung.xml']);
   });
 
   it('gives each profile its /AFRelationship, file name and conformance level', async () => {
@@ -222,7 +214,7 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
       },
     ];
     for (const { profile, xml, relationship, file } of cases) {
-      const pdf = await pdfOf(
+      const pdf = await pdfBytesOf(
         await generate(service, body({ xml: 'in.xml' }, { assets: { 'in.xml': Buffer.from(xml).toString('base64') } })),
       );
       assert.deepEqual(pdfAttachments(pdf), [file], profile);
@@ -244,7 +236,7 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
       typst: '0.14',
       pdf: { standard: 'a-3b' },
     });
-    const pdf = Buffer.from(await pdfOf(res));
+    const pdf = Buffer.from(await pdfBytesOf(res));
     assert.equal([...pdf.toString('latin1').matchAll(/\nstartxref\n/g)].length, 1);
     assert.doesNotMatch(pdfXmp(pdf), /factur-x/);
   });
@@ -328,7 +320,7 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
     );
     const noReference = Buffer.from(EN16931.toString('utf8').replace(/<ram:BuyerReference>[^<]*<\/ram:BuyerReference>/, ''));
     const res = await generate(service, body({}, { assets: { 'factur-x.xml': noReference.toString('base64') } }));
-    await pdfOf(res);
+    await pdfBytesOf(res);
     assert.equal(res.headers.get('x-einvoice-warnings'), 'TEST-W-01: [TEST-W-01] A buyer reference should be given.');
   });
 

@@ -9,7 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import { NO_RATE_LIMIT } from './support/hostile.js';
 import { parsePdf } from './support/pdf.js';
 import { pdfFontNames, pdfText } from './support/poppler.js';
-import { generate, startService, type Service } from './support/service.js';
+import { generate, startService, type Service, pdfBytesOf, errorOf } from './support/service.js';
+
+const pdfOf = async (res: Response) => parsePdf(await pdfBytesOf(res));
 
 const ENGINES = [
   { typst: '0.11', version: '0.11.1' },
@@ -26,17 +28,6 @@ before(async () => {
 after(async () => {
   await service.stop();
 });
-
-async function pdfOf(res: Response) {
-  assert.equal(res.status, 200, await res.clone().text());
-  return parsePdf(await res.arrayBuffer());
-}
-
-async function errorOf(res: Response, status: number): Promise<string> {
-  assert.equal(res.status, status);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-  return ((await res.json()) as { error: string }).error;
-}
 
 const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20"/></svg>').toString(
   'base64',

@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parsePdf } from './support/pdf.js';
-import { generate, startService, type Service } from './support/service.js';
+import { generate, startService, type Service, pdfBytesOf, errorOf } from './support/service.js';
+
+const pdfOf = async (res: Response) => parsePdf(await pdfBytesOf(res));
 
 let service: Service;
 before(async () => {
@@ -13,20 +15,6 @@ before(async () => {
 after(async () => {
   await service.stop();
 });
-
-async function pdfOf(res: Response) {
-  assert.equal(res.status, 200, await res.clone().text());
-  return parsePdf(await res.arrayBuffer());
-}
-
-async function errorOf(res: Response, status: number): Promise<string> {
-  assert.equal(res.status, status);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-  const body = (await res.json()) as { error: string };
-  assert.deepEqual(Object.keys(body), ['error']);
-  assert.equal(typeof body.error, 'string');
-  return body.error;
-}
 
 describe('POST /v1/pdf/generate', () => {
   it('answers 200 with the PDF and the headers the API reference lists', async () => {

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { formBody, type Part } from './support/form.js';
 import { pdfAttachments, pdfText } from './support/poppler.js';
-import { generate, startService, TEST_KEY, type Service } from './support/service.js';
+import { generate, startService, TEST_KEY, type Service, pdfBytesOf } from './support/service.js';
 
 const example = (file: string) => readFileSync(new URL(`../../examples/${file}`, import.meta.url));
 const playgroundRows = JSON.parse(readFileSync(new URL('../../playground/examples.json', import.meta.url), 'utf8')) as {
@@ -42,18 +42,12 @@ function formData(fields: Record<string, string>, files: Record<string, [string,
   return form;
 }
 
-async function pdfOf(res: Response): Promise<Uint8Array> {
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  assert.equal(res.status, 200, Buffer.from(bytes).toString());
-  return bytes;
-}
-
 describe('the examples as files give the PDF the JSON body gives', () => {
   it('the report: template and data as files', async () => {
-    const json = await pdfOf(
+    const json = await pdfBytesOf(
       await generate(service, { data: JSON.parse(example('report.json').toString()), template: example('report.typ').toString() }),
     );
-    const form = await pdfOf(
+    const form = await pdfBytesOf(
       await post(formData({}, { template: ['report.typ', example('report.typ')], data: ['report.json', example('report.json')] })),
     );
     assert.equal(pdfText(form), pdfText(json));
@@ -63,10 +57,10 @@ describe('the examples as files give the PDF the JSON body gives', () => {
   it('the letter with its SVG letterhead as a file', async () => {
     const data = JSON.parse(example('letter.json').toString()) as Record<string, unknown>;
     const svg = example('letterhead.svg');
-    const json = await pdfOf(
+    const json = await pdfBytesOf(
       await generate(service, { data, template: example('letter.typ').toString(), assets: { 'letterhead.svg': svg.toString('base64') } }),
     );
-    const form = await pdfOf(
+    const form = await pdfBytesOf(
       await post(
         formData(
           {},
@@ -80,7 +74,7 @@ describe('the examples as files give the PDF the JSON body gives', () => {
   it('the e-invoice: the engine and PDF options as fields', async () => {
     const row = playgroundRows.find((r) => r.id === 'einvoice')!;
     const data = JSON.parse(example('einvoice.json').toString()) as Record<string, unknown>;
-    const json = await pdfOf(
+    const json = await pdfBytesOf(
       await generate(service, { data, template: example('einvoice.typ').toString(), typst: row.typst, pdf: row.pdf }),
     );
     const res = await post(
@@ -89,7 +83,7 @@ describe('the examples as files give the PDF the JSON body gives', () => {
         { template: ['einvoice.typ', example('einvoice.typ')], data: ['einvoice.json', example('einvoice.json')] },
       ),
     );
-    const form = await pdfOf(res);
+    const form = await pdfBytesOf(res);
     assert.equal(res.headers.get('x-typst-version'), '0.14.2');
     assert.equal(pdfText(form), pdfText(json));
     assert.deepEqual(pdfAttachments(form), ['factur-x.xml']);
@@ -104,7 +98,7 @@ describe('the examples as files give the PDF the JSON body gives', () => {
       ],
       '----boundary--with--dashes',
     );
-    const text = pdfText(await pdfOf(await post(body, 'multipart/form-data; boundary="----boundary--with--dashes"')));
+    const text = pdfText(await pdfBytesOf(await post(body, 'multipart/form-data; boundary="----boundary--with--dashes"')));
     assert.match(text, /Hello form/);
     assert.match(text, /read as sent/);
   });
@@ -162,7 +156,7 @@ describe('asset names', () => {
   it('take spaces and non-ASCII letters, in JSON and as file names', async () => {
     const template = '#read("Company Logo.txt") #read("Rechnung_Müller.xml") #read("日本/請求書.txt")';
     const files = { 'Company Logo.txt': 'one', 'Rechnung_Müller.xml': 'two', '日本/請求書.txt': 'three' };
-    const json = await pdfOf(
+    const json = await pdfBytesOf(
       await generate(service, {
         data: {},
         template,
@@ -175,7 +169,7 @@ describe('asset names', () => {
       { name: 'data', value: '{}' },
     ];
     for (const [name, text] of Object.entries(files)) parts.push({ name: 'asset', filename: name, value: text });
-    const form = await pdfOf(await post(formBody(parts, 'b'), 'multipart/form-data; boundary=b'));
+    const form = await pdfBytesOf(await post(formBody(parts, 'b'), 'multipart/form-data; boundary=b'));
     assert.equal(pdfText(form), pdfText(json));
   });
 

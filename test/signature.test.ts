@@ -15,7 +15,7 @@ import { MESSAGES, signatureText } from '../src/messages.js';
 import { loadSigningIdentity } from '../src/finish/signature-identity.js';
 import { PdfSigner } from '../src/finish/signature-signer.js';
 import { pdfAttachments, pdfFirstPage, pdfObjects, pdfSignatures, pdfXmp, qpdfCheck } from './support/poppler.js';
-import { generate, MAIN, readiness, startService, TEST_KEY, type Service } from './support/service.js';
+import { generate, MAIN, readiness, startService, TEST_KEY, type Service, pdfBytesOf, errorOf } from './support/service.js';
 import { makeTestIdentity, SIGNER_NAME, type TestIdentity } from './support/signing-identity.js';
 
 let identity: TestIdentity;
@@ -23,16 +23,6 @@ before(() => {
   identity = makeTestIdentity();
 });
 after(() => identity.dispose());
-
-async function pdfOf(res: Response): Promise<Buffer> {
-  assert.equal(res.status, 200, await res.clone().text());
-  return Buffer.from(await res.arrayBuffer());
-}
-
-async function errorOf(res: Response): Promise<string> {
-  assert.equal(res.status, 400);
-  return ((await res.json()) as { error: string }).error;
-}
 
 /** pdfsig's verdict on the only (or last) signature: valid, the whole file covered, by the test signer, as PAdES asks. */
 function assertSignedWhole(pdf: Buffer, count = 1): void {
@@ -85,7 +75,7 @@ describe('a service with a signing identity', () => {
   for (const typst of ['0.11', '0.14']) {
     it(`signs a PDF of Typst ${typst}: valid, the whole file covered, SHA-256, ETSI.CAdES.detached`, async () => {
       const signature = { reason: 'Approved (final)', location: 'Zürich ✓', contact: 'legal@example.com' };
-      const pdf = await pdfOf(await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, typst, pdf: { signature } }));
+      const pdf = await pdfBytesOf(await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, typst, pdf: { signature } }));
       assertSignedWhole(pdf);
       const objects = pdfObjects(pdf);
       assert.match(objects, /\/Reason \(Approved \\\(final\\\)\)/);
@@ -100,18 +90,18 @@ describe('a service with a signing identity', () => {
   }
 
   it('signs with no texts at all ({})', async () => {
-    assertSignedWhole(await pdfOf(await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, pdf: { signature: {} } })));
+    assertSignedWhole(await pdfBytesOf(await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, pdf: { signature: {} } })));
   });
 
   it('takes texts of 256 characters, outside the BMP too', async () => {
     const signature = { reason: '😀'.repeat(256), location: 'x'.repeat(256) };
     assertSignedWhole(
-      await pdfOf(await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, typst: '0.14', pdf: { signature } })),
+      await pdfBytesOf(await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, typst: '0.14', pdf: { signature } })),
     );
   });
 
   it('a copy with one byte changed inside the signed range shows as invalid', async () => {
-    const pdf = await pdfOf(
+    const pdf = await pdfBytesOf(
       await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, pdf: { signature: { reason: 'Approved' } } }),
     );
     const [, firstEnd] = byteRange(pdf);
@@ -128,7 +118,7 @@ describe('a service with a signing identity', () => {
   it('a signed PDF/A-3b keeps its PDF/A declaration in the XMP and its attachment', async () => {
     const template =
       '#set document(title: "Invoice")\n= Invoice\n#pdf.attach("factur-x.xml", bytes("<Invoice/>"), relationship: "alternative", mime-type: "text/xml", description: "Invoice data")';
-    const pdf = await pdfOf(
+    const pdf = await pdfBytesOf(
       await generate(service, { data: {}, template, typst: '0.14', pdf: { standard: 'a-3b', signature: { reason: 'Invoice issued' } } }),
     );
     assertSignedWhole(pdf);
@@ -147,7 +137,7 @@ describe('a service with a signing identity', () => {
       { pdf: { tagged: false }, tabs: undefined, flags: 132 },
     ];
     for (const { pdf: options, tabs, flags } of cases) {
-      const pdf = await pdfOf(
+      const pdf = await pdfBytesOf(
         await generate(service, { data: { who: 'us' }, template: TEMPLATE, typst: '0.14', pdf: { ...options, signature: {} } }),
       );
       assertSignedWhole(pdf);
@@ -160,7 +150,7 @@ describe('a service with a signing identity', () => {
 
   it('a signed Factur-X e-invoice keeps its Factur-X XMP and its one XML, after the e-invoice update', async () => {
     const example = (name: string) => readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8');
-    const pdf = await pdfOf(
+    const pdf = await pdfBytesOf(
       await generate(service, {
         data: JSON.parse(example('einvoice.json')) as unknown,
         template: example('einvoice.typ'),
@@ -178,7 +168,7 @@ describe('a service with a signing identity', () => {
   });
 
   it('signs a large body whose data the server located wrongly, with the texts of the exact layout', async () => {
-    const pdf = await pdfOf(await generate(service, largeBodyWithSignatureFirst('Large body')));
+    const pdf = await pdfBytesOf(await generate(service, largeBodyWithSignatureFirst('Large body')));
     assertSignedWhole(pdf);
     assert.match(pdfObjects(pdf), /\/Reason \(Large body\)/);
   });
@@ -187,15 +177,15 @@ describe('a service with a signing identity', () => {
     const blob = randomBytes(3 * 1024 * 1024);
     const template = '= Attached\n#pdf.attach("blob.bin", read("blob.bin", encoding: none))';
     const body = { data: {}, template, typst: '0.14', assets: { 'blob.bin': blob.toString('base64') }, pdf: { signature: {} } };
-    const pdf = await pdfOf(await generate(service, body));
+    const pdf = await pdfBytesOf(await generate(service, body));
     assert.ok(pdf.length > 3 * 1024 * 1024, `${pdf.length} bytes`);
     assertSignedWhole(pdf);
   });
 
   it("keeps Typst's file byte for byte in front of the signature", async () => {
     const body = { data: { who: 'Ada' }, template: TEMPLATE, typst: '0.14' };
-    const plain = await pdfOf(await generate(service, body));
-    const signed = await pdfOf(await generate(service, { ...body, pdf: { signature: {} } }));
+    const plain = await pdfBytesOf(await generate(service, body));
+    const signed = await pdfBytesOf(await generate(service, { ...body, pdf: { signature: {} } }));
     // Typst's file is the same for the same input but its /ID and dates: compare the head, up to its first object's end.
     const head = plain.indexOf('endobj');
     assert.ok(signed.subarray(0, head).equals(plain.subarray(0, head)));
@@ -212,7 +202,8 @@ describe('signing a PDF that already has incremental updates, or that another wr
     signer = new PdfSigner(await loadSigningIdentity(identity.p12, identity.passwordFile));
     const service = await startService({ WORKERS: '1' });
     try {
-      for (const typst of ['0.11', '0.14']) typstPdfs[typst] = await pdfOf(await generate(service, { data: {}, template: LINKED, typst }));
+      for (const typst of ['0.11', '0.14'])
+        typstPdfs[typst] = await pdfBytesOf(await generate(service, { data: {}, template: LINKED, typst }));
     } finally {
       await service.stop();
     }
@@ -263,7 +254,7 @@ describe('other keys', () => {
     try {
       const service = await startService({ WORKERS: '1', ...ec.env });
       try {
-        assertSignedWhole(await pdfOf(await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, pdf: { signature: {} } })));
+        assertSignedWhole(await pdfBytesOf(await generate(service, { data: { who: 'Ada' }, template: TEMPLATE, pdf: { signature: {} } })));
       } finally {
         await service.stop();
       }

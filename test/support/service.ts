@@ -2,9 +2,10 @@
  * Starts the real service (`node dist/src/main.js`) on a free loopback port,
  * as a user would, and gives tests its URL, its output and a way to stop it.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -87,15 +88,24 @@ export async function startService(env: Record<string, string> = {}, options: St
   };
 }
 
+/** Direct children of `pid`, from /proc/<pid>/task/<tid>/children (none once it has exited). */
 export function childPids(pid: number): number[] {
+  const pids: number[] = [];
+  let threads: string[];
   try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
-      .split('\n')
-      .map((s) => Number(s.trim()))
-      .filter((n) => n > 0);
+    threads = readdirSync(`/proc/${pid}/task`);
   } catch {
-    return []; // ps exits 1 when there are none
+    return pids;
   }
+  for (const tid of threads) {
+    try {
+      const text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
+      if (text) pids.push(...text.split(/\s+/).map(Number));
+    } catch {
+      /* thread ended */
+    }
+  }
+  return pids;
 }
 
 export function isAlive(pid: number): boolean {
@@ -124,6 +134,23 @@ export async function generate(service: Service, body: unknown, options: Generat
     body: (typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body)) as BodyInit,
     signal: options.signal,
   });
+}
+
+/** A 200's PDF bytes (the answer's text is the assertion's message otherwise). */
+export async function pdfBytesOf(res: Response): Promise<Buffer> {
+  const bytes = Buffer.from(await res.arrayBuffer());
+  assert.equal(res.status, 200, bytes.toString());
+  return bytes;
+}
+
+/** An error answer's message, after checking its status and that it is the API's one shape: JSON `{"error": "<message>"}`. */
+export async function errorOf(res: Response, status = 400): Promise<string> {
+  assert.equal(res.status, status);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  const body = (await res.json()) as { error: string };
+  assert.deepEqual(Object.keys(body), ['error']);
+  assert.equal(typeof body.error, 'string');
+  return body.error;
 }
 
 /**
