@@ -3,7 +3,6 @@
  * or dropping them, listed with their size, removable, and sent as the
  * request's `assets` object (name -> base64).
  */
-import { formatBytes } from './messages.js';
 
 export interface Asset {
   name: string;
@@ -123,4 +122,11 @@ export class AssetPanel {
         ? 'None. Drop files here, or choose them; the template reads them by name, e.g. #image("logo.png").'
         : `${items.length} file${items.length === 1 ? '' : 's'}, ${formatBytes(total)} (sent base64, about ${formatBytes(Math.ceil(total / 3) * 4)})`;
   }
+}
+
+/** A size as the page words it: 512 B, 3.4 KB, 1.25 MB. */
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(2)} MB`;
 }

@@ -17,7 +17,7 @@ import {
   type DecorationSet,
 } from '@codemirror/view';
 import { tags as t } from '@lezer/highlight';
-import { characterColumn } from './messages.js';
+import { characterColumn } from './json-error-place.js';
 import { typstLanguage } from './typst-language.js';
 
 export interface Problem {

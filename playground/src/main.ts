@@ -17,7 +17,7 @@ import { SignedSwitch } from './signing.js';
 import { DEFAULT_EXAMPLE, EXAMPLES, loadExample, type Example } from './examples.js';
 import { FontPanel } from './fonts.js';
 import { loadKey, saveKey } from './key.js';
-import { jsonErrorPlace } from './messages.js';
+import { jsonErrorPlace } from './json-error-place.js';
 import { Preview, type Zoom } from './preview.js';
 
 function element<T extends HTMLElement>(id: string): T {

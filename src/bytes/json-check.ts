@@ -186,7 +186,7 @@ function parse(
   return { topIsObject: true, fields };
 }
 
-export const message = (text: string): BodyCheck => ({ ok: false, error: { status: 400, message: text } });
+export const refusal = (text: string): BodyCheck => ({ ok: false, error: { status: 400, message: text } });
 const isNull = (body: Uint8Array, field: Field) => field.kind === 'literal' && body[field.value.start] === 0x6e;
 
 /** Which of `values` the JSON string `range` (between its quotes) equals after unescaping, compared as bytes. */
@@ -206,7 +206,7 @@ const EINVOICE_KEYS = ['xml', 'profile'] as const;
 function checkTypst(body: Uint8Array, field: Field): EngineId | BodyCheck {
   const name = field.kind === 'string' ? oneOf(body, inQuotes(field.value), ENGINE_NAMES) : undefined;
   const engine = ENGINE_IDS.find((id) => id === name || ENGINE_VERSIONS[id] === name);
-  return engine ?? message(MESSAGES.typstField);
+  return engine ?? refusal(MESSAGES.typstField);
 }
 
 /**
@@ -233,19 +233,19 @@ export function scanPdfMembers(scanner: JsonScanner, start: number): { entries: 
 
 /** `pdf.einvoice`: an object of `xml` (an asset's or attachment's name) and `profile` (one of Factur-X's); of a repeated key the last counts. */
 function checkEinvoice(body: Uint8Array, entry: Member): EinvoiceOptions | BodyCheck {
-  if (entry.kind !== 'object' || !entry.members) return message(MESSAGES.einvoiceField);
+  if (entry.kind !== 'object' || !entry.members) return refusal(MESSAGES.einvoiceField);
   const options: EinvoiceOptions = {};
   for (const member of entry.members) {
     const key = oneOf(body, member.name, EINVOICE_KEYS);
-    if (key === undefined) return message(MESSAGES.einvoiceKey);
+    if (key === undefined) return refusal(MESSAGES.einvoiceKey);
     if (key === 'profile') {
       const profile = member.kind === 'string' ? oneOf<EinvoiceProfile>(body, member.value, EINVOICE_PROFILES) : undefined;
-      if (profile === undefined) return message(MESSAGES.einvoiceProfile);
+      if (profile === undefined) return refusal(MESSAGES.einvoiceProfile);
       options.profile = profile;
     } else {
-      if (member.kind !== 'string') return message(MESSAGES.einvoiceXmlNotString);
+      if (member.kind !== 'string') return refusal(MESSAGES.einvoiceXmlNotString);
       const problem = withUnescaped(body, member.value, nameProblem);
-      if (problem !== null) return message(einvoiceXmlName(problem));
+      if (problem !== null) return refusal(einvoiceXmlName(problem));
       options.xml = member.value;
     }
   }
@@ -263,14 +263,14 @@ export interface PdfRequest {
  * `einvoice` (see checkEinvoice) and `signature` (see checkSignature); of a
  * repeated key the last counts. Also a form's `pdf` part (form-check.ts).
  */
-export function checkPdf(body: Uint8Array, field: Pick<Field, 'kind' | 'entries'>): PdfRequest | BodyCheck {
-  if (field.kind !== 'object') return message(MESSAGES.pdfField);
+export function checkPdfField(body: Uint8Array, field: Pick<Field, 'kind' | 'entries'>): PdfRequest | BodyCheck {
+  if (field.kind !== 'object') return refusal(MESSAGES.pdfField);
   const request: PdfRequest = { options: {} };
   // Of a repeated key only the last is read, as JSON.parse would keep it: an earlier value is not checked.
   const last = new Map<(typeof PDF_KEYS)[number], NonNullable<Field['entries']>[number]>();
   for (const entry of field.entries!) {
     const key = oneOf(body, entry.name, PDF_KEYS);
-    if (key === undefined) return message(MESSAGES.pdfKey);
+    if (key === undefined) return refusal(MESSAGES.pdfKey);
     last.set(key, entry);
   }
   for (const [key, entry] of last) {
@@ -280,11 +280,11 @@ export function checkPdf(body: Uint8Array, field: Pick<Field, 'kind' | 'entries'
       request.options.einvoice = einvoice;
     } else if (key === 'standard') {
       const standard = entry.kind === 'string' ? oneOf<PdfStandard>(body, entry.value, PDF_STANDARDS) : undefined;
-      if (standard === undefined) return message(MESSAGES.pdfStandard);
+      if (standard === undefined) return refusal(MESSAGES.pdfStandard);
       request.options.standard = standard;
     } else if (key === 'tagged') {
       const b = body[entry.value.start];
-      if (entry.kind !== 'literal' || b === 0x6e) return message(MESSAGES.pdfTagged);
+      if (entry.kind !== 'literal' || b === 0x6e) return refusal(MESSAGES.pdfTagged);
       request.options.tagged = b === 0x74;
     } else {
       const signature = checkSignature(body, entry.value, entry.kind);
@@ -294,7 +294,7 @@ export function checkPdf(body: Uint8Array, field: Pick<Field, 'kind' | 'entries'
   }
   const { options } = request;
   if (options.einvoice && options.standard && !(EINVOICE_STANDARDS as readonly string[]).includes(options.standard)) {
-    return message(MESSAGES.einvoiceStandard);
+    return refusal(MESSAGES.einvoiceStandard);
   }
   return request;
 }
@@ -306,15 +306,15 @@ export function checkPdf(body: Uint8Array, field: Pick<Field, 'kind' | 'entries'
  * in the body (ranges); only their lengths are read here.
  */
 function checkSignature(body: Uint8Array, value: Range, kind: Kind): NonNullable<BodyLayout['signature']> | BodyCheck {
-  if (kind !== 'object') return message(MESSAGES.pdfSignature);
+  if (kind !== 'object') return refusal(MESSAGES.pdfSignature);
   const members: { name: Range; value: Range; kind: Kind }[] = [];
   // The body is valid JSON by now: this second walk of the (small) object only finds its members.
   new JsonScanner(body).scanMembers(value.start, (name, member, memberKind) => members.push({ name, value: member, kind: memberKind }));
   const signature: NonNullable<BodyLayout['signature']> = {};
   for (const member of members) {
     const key = oneOf(body, member.name, SIGNATURE_FIELDS);
-    if (key === undefined) return message(MESSAGES.pdfSignatureKey);
-    if (member.kind !== 'string' || !isShortText(body, member.value)) return message(signatureText(key));
+    if (key === undefined) return refusal(MESSAGES.pdfSignatureKey);
+    if (member.kind !== 'string' || !isShortText(body, member.value)) return refusal(signatureText(key));
     signature[key] = member.value;
   }
   return signature;
@@ -332,8 +332,8 @@ function isShortText(body: Uint8Array, range: Range): boolean {
 
 export function checkBody(body: Uint8Array, options: CheckOptions = { maxImagePixels: DEFAULT_MAX_IMAGE_PIXELS }): BodyCheck {
   const start = bomLength(body);
-  if (body.length === start) return message(BODY_MESSAGES.empty);
-  if (!isUtf8(body.subarray(start))) return message(notUtf8(firstInvalidUtf8(body, start)));
+  if (body.length === start) return refusal(BODY_MESSAGES.empty);
+  if (!isUtf8(body.subarray(start))) return refusal(notUtf8(firstInvalidUtf8(body, start)));
   const tables: AssetTable[] = [];
   try {
     // A refusal is always worded by the exact check: the quick one may have missed an earlier fault in `data`.
@@ -358,19 +358,19 @@ function checkFields(body: Uint8Array, start: number, tables: AssetTable[], opti
   } catch (error) {
     if (!(error instanceof JsonError)) throw error;
     const at = Math.min(error.at, body.length);
-    return message(invalidJson(error.what, placeOf(body, at, start), at));
+    return refusal(invalidJson(error.what, placeOf(body, at, start), at));
   }
-  if (!result.topIsObject) return message(BODY_MESSAGES.notAnObject);
+  if (!result.topIsObject) return refusal(BODY_MESSAGES.notAnObject);
   const { data, template, assets, typst, pdf } = result.fields;
-  if (!data) return message(BODY_MESSAGES.missingData);
-  if (!template) return message(BODY_MESSAGES.missingTemplate);
-  if (data.kind !== 'object') return message(BODY_MESSAGES.dataNotObject);
-  if (template.kind !== 'string') return message(BODY_MESSAGES.templateNotString);
+  if (!data) return refusal(BODY_MESSAGES.missingData);
+  if (!template) return refusal(BODY_MESSAGES.missingTemplate);
+  if (data.kind !== 'object') return refusal(BODY_MESSAGES.dataNotObject);
+  if (template.kind !== 'string') return refusal(BODY_MESSAGES.templateNotString);
   if (template.loneSurrogate !== undefined) {
     const place = placeInJsonString(body, template.value, template.loneSurrogate);
-    return message(templateLoneSurrogate(hex4(body, template.loneSurrogate + 2), place));
+    return refusal(templateLoneSurrogate(hex4(body, template.loneSurrogate + 2), place));
   }
-  if (data.hasLoneSurrogate) return message(BODY_MESSAGES.dataLoneSurrogate);
+  if (data.hasLoneSurrogate) return refusal(BODY_MESSAGES.dataLoneSurrogate);
   let engine: EngineId | undefined;
   if (typst && !isNull(body, typst)) {
     const checked = checkTypst(body, typst);
@@ -379,13 +379,13 @@ function checkFields(body: Uint8Array, start: number, tables: AssetTable[], opti
   }
   let pdfRequest: PdfRequest | undefined;
   if (pdf && !isNull(body, pdf)) {
-    const checked = checkPdf(body, pdf);
+    const checked = checkPdfField(body, pdf);
     if ('ok' in checked) return checked;
     pdfRequest = checked;
   }
   let checkedAssets: AssetEntry[] = [];
   if (assets && !isNull(body, assets)) {
-    if (assets.kind !== 'object') return message(BODY_MESSAGES.assetsNotObject);
+    if (assets.kind !== 'object') return refusal(BODY_MESSAGES.assetsNotObject);
     const outcome = assets.table!.finish(options.maxImagePixels);
     if (!Array.isArray(outcome)) return { ok: false, error: outcome };
     checkedAssets = outcome;

@@ -25,7 +25,7 @@ import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId } from '../engines.js';
 import { nameProblem } from '../bytes/asset-names.js';
 import { hashOf, MAX_ASSETS } from '../bytes/asset-table.js';
 import { oversizedImage, BytesReader } from '../bytes/image-size.js';
-import { type BodyCheck, type CheckOptions, checkPdf, message, type PdfRequest, scanPdfMembers } from '../bytes/json-check.js';
+import { type BodyCheck, type CheckOptions, checkPdfField, refusal, type PdfRequest, scanPdfMembers } from '../bytes/json-check.js';
 import { JsonError, JsonScanner, OPEN_OBJECT, skipWhitespace } from '../bytes/json-scanner.js';
 import type { AssetEntry, BodyError, Range } from '../bytes/layout.js';
 import { type FormPart, parseForm } from './multipart.js';
@@ -50,11 +50,11 @@ const assetError = (name: Range, problem: string) => namedError(name, ASSET_REFU
 /** The `data` part, which must be one JSON object: the range from its `{` to its `}`, or the 400. */
 function dataObject(body: Buffer, range: Range): Range | BodyCheck {
   const text = body.subarray(range.start, range.end);
-  if (!isUtf8(text)) return message(FORM_MESSAGES.dataNotUtf8(firstInvalidUtf8(text, 0)));
+  if (!isUtf8(text)) return refusal(FORM_MESSAGES.dataNotUtf8(firstInvalidUtf8(text, 0)));
   const value = jsonValue('data', text);
   if ('ok' in value) return value;
-  if (text[value.start] !== OPEN_OBJECT) return message(BODY_MESSAGES.dataNotObject);
-  if (value.loneSurrogate) return message(BODY_MESSAGES.dataLoneSurrogate);
+  if (text[value.start] !== OPEN_OBJECT) return refusal(BODY_MESSAGES.dataNotObject);
+  if (value.loneSurrogate) return refusal(BODY_MESSAGES.dataLoneSurrogate);
   return { start: range.start + value.start, end: range.start + value.end };
 }
 
@@ -69,7 +69,7 @@ function jsonValue(part: 'data' | 'pdf', text: Buffer): (Range & { loneSurrogate
     return { start, end, loneSurrogate: scanner.loneSurrogate >= 0 };
   } catch (error) {
     if (!(error instanceof JsonError)) throw error;
-    return message(formPartInvalidJson(part, error.what, placeOf(text, Math.min(error.at, text.length))));
+    return refusal(formPartInvalidJson(part, error.what, placeOf(text, Math.min(error.at, text.length))));
   }
 }
 
@@ -80,13 +80,13 @@ function engineOf(body: Uint8Array, range: Range): EngineId | undefined {
 
 export function checkForm(body: Buffer, boundary: Uint8Array, options: CheckOptions): BodyCheck {
   const parsed = parseForm(body, boundary, MAX_PARTS);
-  if (!parsed.ok) return message(parsed.message);
+  if (!parsed.ok) return refusal(parsed.message);
   const fields: Partial<Record<FieldName, Range>> = {};
   const files: FormPart[] = [];
   for (const part of parsed.parts) {
     const field = fieldOf(body, part.name);
     if (field !== undefined) {
-      if (fields[field]) return message(FORM_MESSAGES.duplicate(field));
+      if (fields[field]) return refusal(FORM_MESSAGES.duplicate(field));
       fields[field] = part.content;
     } else if (part.filename === undefined) {
       return { ok: false, error: namedError(part.name, FORM_FIELD_REFUSAL.beforeName, FORM_FIELD_REFUSAL.afterName) };
@@ -96,17 +96,17 @@ export function checkForm(body: Buffer, boundary: Uint8Array, options: CheckOpti
     }
   }
   const { template, data, typst, pdf } = fields;
-  if (!data) return message(FORM_MESSAGES.missingData);
-  if (!template) return message(FORM_MESSAGES.missingTemplate);
+  if (!data) return refusal(FORM_MESSAGES.missingData);
+  if (!template) return refusal(FORM_MESSAGES.missingTemplate);
   if (!isUtf8(body.subarray(template.start, template.end))) {
-    return message(FORM_MESSAGES.templateNotUtf8(firstInvalidUtf8(body.subarray(template.start, template.end), 0)));
+    return refusal(FORM_MESSAGES.templateNotUtf8(firstInvalidUtf8(body.subarray(template.start, template.end), 0)));
   }
   const dataRange = dataObject(body, data);
   if (!('start' in dataRange)) return dataRange;
   let engine: EngineId | undefined;
   if (typst) {
     engine = engineOf(body, typst);
-    if (engine === undefined) return message(MESSAGES.typstField);
+    if (engine === undefined) return refusal(MESSAGES.typstField);
   }
   let pdfRequest: PdfRequest | undefined;
   if (pdf) {
@@ -133,15 +133,15 @@ export function checkForm(body: Buffer, boundary: Uint8Array, options: CheckOpti
 /** The `pdf` field: a JSON object as the JSON body's `pdf` holds, checked by the same rules. */
 function pdfField(body: Buffer, range: Range): PdfRequest | BodyCheck {
   const text = body.subarray(range.start, range.end);
-  if (!isUtf8(text)) return message(FORM_MESSAGES.pdfNotJson);
+  if (!isUtf8(text)) return refusal(FORM_MESSAGES.pdfNotJson);
   const value = jsonValue('pdf', text);
   if ('ok' in value) return value;
   const { start } = value;
-  if (text[start] !== OPEN_OBJECT) return message(FORM_MESSAGES.pdfNotJson);
+  if (text[start] !== OPEN_OBJECT) return refusal(FORM_MESSAGES.pdfNotJson);
   // Scanned in the whole body, so that the places it gives (an e-invoice's XML name) are the body's, as the worker
   // reads them. jsonValue found one JSON value in the part, so the scan ends inside it.
   const { entries } = scanPdfMembers(new JsonScanner(body), range.start + start);
-  return checkPdf(body, { kind: 'object', entries });
+  return checkPdfField(body, { kind: 'object', entries });
 }
 
 /**

@@ -1,14 +1,10 @@
 /**
- * What the page reads out of a JSON.parse error (the place in the data
- * editor where it stopped), and sizes as the page words them. The service's
- * answers (warnings, the place an error names, the wait after a 429) are read
- * by typst-pdf-client.
+ * Where a JSON.parse error stopped in the data editor, as the place the
+ * service names in a template (typst-pdf-client's TemplatePlace), so that
+ * the editors mark both alike. The service's answers (warnings, the place
+ * an error names, the wait after a 429) are read by typst-pdf-client.
  */
-
-export interface Place {
-  line: number;
-  column: number | null;
-}
+import type { TemplatePlace } from 'typst-pdf-client';
 
 /**
  * Where JSON.parse stopped, from its message (`... at position 42`, which V8
@@ -16,9 +12,9 @@ export interface Place {
  * counts in UTF-16 units; the column returned counts characters, as Typst's
  * do (the editors mark both alike).
  */
-export function jsonErrorPlace(message: string, text: string): Place | null {
+export function jsonErrorPlace(message: string, text: string): TemplatePlace | null {
   const lines = text.split('\n');
-  const place = (line: number, units: number): Place => ({ line, column: characterColumn(lines[line - 1] ?? '', units) });
+  const place = (line: number, units: number): TemplatePlace => ({ line, column: characterColumn(lines[line - 1] ?? '', units) });
   const lineColumn = /\(line (\d+) column (\d+)\)/.exec(message);
   if (lineColumn) return place(Number(lineColumn[1]), Number(lineColumn[2]) - 1);
   const position = /at position (\d+)/.exec(message);
@@ -30,10 +26,4 @@ export function jsonErrorPlace(message: string, text: string): Place | null {
 /** The 1-based column, in characters, of the place `units` UTF-16 units into `line`. */
 export function characterColumn(line: string, units: number): number {
   return [...line.slice(0, units)].length + 1;
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(2)} MB`;
 }
