@@ -10,13 +10,9 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { ASSET_NAME_PROBLEMS, assetNameTooLong } from '../messages.js';
+import { BACKSLASH, DOT, SLASH, TILDE } from './ascii.js';
 
 export const MAX_ASSET_NAME = 255;
-
-const SLASH = 0x2f;
-const DOT = 0x2e;
-const BACKSLASH = 0x5c;
-const TILDE = 0x7e;
 
 /** What is wrong with the name in `bytes[from, to)` (unescaped), or null. */
 export function nameProblem(bytes: Uint8Array, from = 0, to = bytes.length): string | null {

@@ -15,8 +15,7 @@ import { withUnescaped } from './json-string.js';
 import { ASSET_VALUE_PROBLEMS, invalidBase64 } from '../messages.js';
 import { characterCount } from './text-position.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
-
-const EQUALS = 0x3d;
+import { EQUALS } from './ascii.js';
 
 const ALPHABET = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/');
 

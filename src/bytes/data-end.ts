@@ -21,7 +21,7 @@
  * exactly (render/job-run.ts) and answers what the server would have: the
  * 400 of the first fault, or a compile with the true layout.
  */
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_OBJECT, QUOTE } from './json-scanner.js';
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_OBJECT, QUOTE } from './ascii.js';
 
 /** The walk gave up: the body is not of the common shape, and is checked exactly. */
 const GIVE_UP = -1;

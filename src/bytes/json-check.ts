@@ -34,7 +34,8 @@ import {
 import { AssetTable } from './asset-table.js';
 import { dataEndFromBack } from './data-end.js';
 import { firstEscape, hex4, unescapeJsonString, withUnescaped } from './json-string.js';
-import { CLOSE_OBJECT, COLON, COMMA, fault, JsonError, JsonScanner, kindAt, OPEN_OBJECT, QUOTE, skipWhitespace } from './json-scanner.js';
+import { fault, JsonError, JsonScanner, kindAt, skipWhitespace } from './json-scanner.js';
+import { CLOSE_OBJECT, COLON, COMMA, OPEN_OBJECT, QUOTE } from './ascii.js';
 import {
   BODY_MESSAGES,
   einvoiceXmlName,

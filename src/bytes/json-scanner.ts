@@ -15,15 +15,7 @@
 import { JSON_FAULTS, type JsonFault } from '../messages.js';
 import { hex4 } from './json-string.js';
 import type { Kind, Range } from './layout.js';
-
-export const QUOTE = 0x22;
-export const BACKSLASH = 0x5c;
-export const OPEN_OBJECT = 0x7b;
-export const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-export const CLOSE_ARRAY = 0x5d;
-export const COMMA = 0x2c;
-export const COLON = 0x3a;
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './ascii.js';
 
 /** Where the JSON text breaks, and how (the words are messages.ts's JSON_FAULTS; they go into the 400: invalidJson). */
 export class JsonError extends Error {

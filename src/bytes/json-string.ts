@@ -13,8 +13,7 @@ import { hexValue } from './hex.js';
 import type { Range } from './layout.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import { wipe } from '../retention/wipe.js';
-
-const BACKSLASH = 0x5c;
+import { BACKSLASH } from './ascii.js';
 
 /** Simple escapes: `\"` `\\` `\/` `\b` `\f` `\n` `\r` `\t`. */
 export const SIMPLE_ESCAPES: Record<number, number> = {

@@ -8,10 +8,7 @@
 import type { Place } from '../api-values.js';
 import { hex4 } from './json-string.js';
 import type { Range } from './layout.js';
-
-const LF = 0x0a;
-const CR = 0x0d;
-const BACKSLASH = 0x5c;
+import { BACKSLASH, CR, LF } from './ascii.js';
 
 /** A byte that starts a character: anything but a UTF-8 continuation byte. */
 const startsCharacter = (b: number) => (b & 0xc0) !== 0x80;

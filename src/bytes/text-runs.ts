@@ -29,6 +29,7 @@
  */
 import { hex4, SIMPLE_ESCAPES } from './json-string.js';
 import type { Range } from './layout.js';
+import { BACKSLASH, QUOTE } from './ascii.js';
 
 /** What the pre-check refuses: a run of text the PDF export cuts inside a character, or too many marks on one base. */
 export type TextHazard = 'run' | 'marks';
@@ -41,9 +42,6 @@ export interface TextLimits {
 }
 
 export const TEXT_LIMITS: TextLimits = { runByte: 65_535, marksPerBase: 32_767 };
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 
 const ZERO_WIDTH_SPACE = 0x200b;
 

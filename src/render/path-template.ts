@@ -7,11 +7,11 @@
  */
 import type { Warning } from '../api-values.js';
 import { TEMPLATE_IS_A_PATH } from '../messages.js';
+import { HASH } from '../bytes/ascii.js';
 
 const SUFFIX = Buffer.from('.typ');
 /** Longer than any path a client would send by mistake. */
 const MAX_PATH_BYTES = 4096;
-const HASH = 0x23;
 /** ASCII letters in lower case; other bytes of the suffix ('.') are unchanged by it. */
 const LOWER_CASE = 0x20;
 

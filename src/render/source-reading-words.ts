@@ -1,3 +1,4 @@
+import { AT, BACKSLASH, CR, HASH, LF, QUOTE, SPACE, TAB } from '../bytes/ascii.js';
 /**
  * Whether a template could make Typst parse a file as source: the main
  * file aside, Typst does so only for `import` and `include`, and code can
@@ -53,9 +54,6 @@ const TYPST_KEYWORDS = 'none auto true false not and or let set show context if 
 /** The longest keyword: a longer word before the match is no keyword. */
 const LONGEST_KEYWORD = 8;
 
-const SPACE = 0x20;
-const TAB = 0x09;
-const BACKSLASH = 0x5c;
 const isAsciiLetter = (byte: number) => (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a);
 const isAsciiDigit = (byte: number) => byte >= 0x30 && byte <= 0x39;
 
@@ -105,11 +103,6 @@ function afterProseWord(bytes: Buffer, at: number): boolean {
   return !TYPST_KEYWORDS.some((keyword) => keyword.length === length && bytes.compare(keyword, 0, length, i, wordEnd) === 0);
 }
 
-const HASH = 0x23;
-const QUOTE = 0x22;
-const AT = 0x40;
-const LINE_FEED = 0x0a;
-const CARRIAGE_RETURN = 0x0d;
 /** What may follow an import's package name on its line: its items, the statement's end, or the end of its group or block. */
 const AFTER_PACKAGE = new Set([0x3a, 0x3b, 0x7d, 0x5d, 0x29]);
 const AS = Buffer.from('as');
@@ -129,13 +122,13 @@ function importsPackage(bytes: Buffer, at: number): boolean {
   while (i < bytes.length && (bytes[i] === SPACE || bytes[i] === TAB)) i++;
   if (bytes[i] !== QUOTE || bytes[i + 1] !== AT) return false;
   for (i += 2; i < bytes.length && bytes[i] !== QUOTE; i++) {
-    if (bytes[i] === BACKSLASH || bytes[i] === LINE_FEED || bytes[i] === CARRIAGE_RETURN) return false;
+    if (bytes[i] === BACKSLASH || bytes[i] === LF || bytes[i] === CR) return false;
   }
   if (i >= bytes.length) return false;
   i++;
   while (i < bytes.length && (bytes[i] === SPACE || bytes[i] === TAB)) i++;
   if (i === bytes.length || AFTER_PACKAGE.has(bytes[i]!)) return true;
-  if (bytes[i] === LINE_FEED || bytes[i] === CARRIAGE_RETURN) return at > 0 && bytes[at - 1] === HASH;
+  if (bytes[i] === LF || bytes[i] === CR) return at > 0 && bytes[at - 1] === HASH;
   const end = i + AS.length;
   return end < bytes.length && bytes.compare(AS, 0, AS.length, i, end) === 0 && (bytes[end] === SPACE || bytes[end] === TAB);
 }

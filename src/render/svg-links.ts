@@ -15,6 +15,7 @@ import { hashOf } from '../bytes/asset-table.js';
 import { MAX_ASSET_NAME } from '../bytes/asset-names.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import { wipe } from '../retention/wipe.js';
+import { DOT, SLASH } from '../bytes/ascii.js';
 
 /** Extensions (lower case) and the media type of their `data:` URL. */
 const MEDIA_TYPES = new Map<string, string>([
@@ -26,8 +27,6 @@ const MEDIA_TYPES = new Map<string, string>([
   ['webp', 'image/webp'],
 ]);
 const HREF = Buffer.from('href=');
-const SLASH = 0x2f;
-const DOT = 0x2e;
 
 /** An asset as the linker sees it: its name's bytes (UTF-8) and its content. */
 export interface LinkableAsset {

@@ -26,7 +26,8 @@ import { nameProblem } from '../bytes/asset-names.js';
 import { hashOf, MAX_ASSETS } from '../bytes/asset-table.js';
 import { oversizedImage, BytesReader } from '../bytes/image-size.js';
 import { type BodyCheck, type CheckOptions, checkPdfField, refusal, type PdfRequest, scanPdfMembers } from '../bytes/json-check.js';
-import { JsonError, JsonScanner, OPEN_OBJECT, skipWhitespace } from '../bytes/json-scanner.js';
+import { JsonError, JsonScanner, skipWhitespace } from '../bytes/json-scanner.js';
+import { OPEN_OBJECT } from '../bytes/ascii.js';
 import type { AssetEntry, BodyError, Range } from '../bytes/layout.js';
 import { type FormPart, parseForm } from './multipart.js';
 

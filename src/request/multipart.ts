@@ -26,6 +26,7 @@ import { hexValue } from '../bytes/hex.js';
 import type { Range } from '../bytes/layout.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import { wipe } from '../retention/wipe.js';
+import { APOSTROPHE, BACKSLASH, COLON, CR, DASH, EQUALS, LF, PERCENT, QUOTE, SEMICOLON, STAR } from '../bytes/ascii.js';
 
 /** One part: its `name`, its file name if it has one, and its content. */
 export interface FormPart {
@@ -40,17 +41,6 @@ export type FormParse = { ok: true; parts: FormPart[] } | { ok: false; message: 
 /** A part's headers, all together, as Node limits a request's (busboy's limit too). */
 export const MAX_HEADER_BYTES = 16 * 1024;
 
-const CR = 0x0d;
-const LF = 0x0a;
-const DASH = 0x2d;
-const COLON = 0x3a;
-const SEMICOLON = 0x3b;
-const EQUALS = 0x3d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const APOSTROPHE = 0x27;
-const PERCENT = 0x25;
-const STAR = 0x2a;
 const isBlank = (b: number | undefined) => b === 0x20 || b === 0x09;
 
 /** RFC 9110's `tchar`: the bytes of a header name, a parameter name and an unquoted value. */

@@ -17,13 +17,9 @@ import { UNKNOWN_FONT } from '../../messages.js';
 import { placeOf } from '../../bytes/text-position.js';
 import { ownedBuffer } from '../../retention/owned-buffer.js';
 import { wipe } from '../../retention/wipe.js';
+import { BACKSLASH, CLOSE_PAREN, COLON, OPEN_PAREN, QUOTE } from '../../bytes/ascii.js';
 
 const FONT = Buffer.from('font');
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const OPEN = 0x28;
-const CLOSE = 0x29;
 
 /** Family names, compared with bytes as Typst compares names: case-insensitively. */
 export class FamilyNames {
@@ -102,11 +98,11 @@ function forEachFontLiteral(source: Uint8Array, visit: (literal: Literal) => voi
       if (source[at] === QUOTE) {
         const literal = readLiteral(source, at, scratch);
         if (literal) visit(literal);
-      } else if (source[at] === OPEN) {
+      } else if (source[at] === OPEN_PAREN) {
         for (let depth = 0; at < source.length; at++) {
           const b = source[at]!;
-          if (b === OPEN) depth++;
-          else if (b === CLOSE && --depth === 0) break;
+          if (b === OPEN_PAREN) depth++;
+          else if (b === CLOSE_PAREN && --depth === 0) break;
           else if (b === QUOTE) {
             const literal = readLiteral(source, at, scratch);
             if (!literal) break;
