@@ -237,6 +237,13 @@ export function textRefusedMessage(hazard: 'run' | 'marks', where: 'template' | 
     : `${place} has a character with more than 32,767 combining marks, which Typst cannot typeset (its text shaping crashes on it)`;
 }
 
+/** Why an SVG asset is refused before the compile (render/svg-check.ts); the answer is a Typst error in that asset. */
+export const SVG_REFUSAL = {
+  tooDeep: (limit: number) =>
+    `failed to parse SVG (its elements nest more than ${limit.toLocaleString('en')} levels deep, deeper than Typst reads)`,
+  undecodableImage: (typst: string) => `an image inside the SVG cannot be decoded: ${typst}`,
+};
+
 export function pdfTooLargeMessage(maxPdfBytes: number): string {
   return `The PDF exceeds the ${sizeText(maxPdfBytes)} output limit`;
 }
@@ -274,6 +281,8 @@ export const DIAGNOSTIC_MESSAGES = {
   hints: '; hint: ',
   /** The asset name `fileNotFound` shows when the template's own path gives none. */
   exampleAsset: 'logo.png',
+  /** After a message cut at its limit (render/diagnostics.ts). */
+  cut: (chars: number) => `… (cut at ${chars.toLocaleString('en')} characters)`,
 } as const;
 
 /** A file a package lacks (named from the package's root): read by it, or its entry point. */

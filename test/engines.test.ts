@@ -91,6 +91,12 @@ const SAME_ON_BOTH: { name: string; body: Record<string, unknown>; text?: string
       'Typst error on line 1, column 7: file not found: /etc/passwd; hint: a template reads only the files sent in the request\'s "assets" field, e.g. "assets": {"etc/passwd": "<base64>"}',
   },
   {
+    name: 'a path no asset could have, whose hint then shows an asset name that could be sent',
+    body: { data: {}, template: '#read("~/notes.txt")' },
+    error:
+      'Typst error on line 1, column 7: file not found: ~/notes.txt; hint: a template reads only the files sent in the request\'s "assets" field, e.g. "assets": {"logo.png": "<base64>"}',
+  },
+  {
     name: 'a path outside the root',
     body: { data: {}, template: '#read("../../etc/hostname")' },
     error: 'Typst error on line 1, column 7: failed to load file (access denied); hint: cannot read file outside of project root',

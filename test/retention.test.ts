@@ -21,7 +21,7 @@ import { answerHead, head, open, type RawResponse, rawRequest, readAll } from '.
 import { formBody, type Part } from './support/form.js';
 import { generate, readiness, startService, TEST_KEY, waitReady, type Service } from './support/service.js';
 import { makeTestIdentity, type TestIdentity } from './support/signing-identity.js';
-import { solidPng } from './support/png.js';
+import { brokenPng, solidPng } from './support/png.js';
 import { packageDirectory } from './support/packages.js';
 
 /** A marker no other program holds: random, and never made in this process before the request is built. */
@@ -606,6 +606,22 @@ describe('request content in memory, at the answer', () => {
         const res = await generate(service, { data: { secret: markers.data }, template: `${markers.template}\n#let x = (` });
         assert.equal(res.status, 400);
         await res.arrayBuffer();
+        return markers;
+      },
+    },
+    {
+      name: 'a 400 on the Typst 0.11 engine for an SVG drawing an image Typst cannot decode (tried alone before the compile)',
+      async run() {
+        const markers = { svgName: marker('SVGNAME'), svg: marker('SVGASSET'), png: marker('PNGASSET'), template: marker('TEMPLATE') };
+        const png = brokenPng(markers.png).toString('base64');
+        const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9"><desc>${markers.svg}</desc><image width="9" height="9" href="data:image/png;base64,${png}"/></svg>`;
+        const res = await generate(service, {
+          data: {},
+          template: `// ${markers.template}\n#image("${markers.svgName}.svg")`,
+          assets: { [`${markers.svgName}.svg`]: Buffer.from(svg).toString('base64') },
+        });
+        assert.equal(res.status, 400);
+        assert.match(await res.text(), /an image inside the SVG cannot be decoded/);
         return markers;
       },
     },

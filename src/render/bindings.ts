@@ -49,6 +49,12 @@ export interface Binding {
    * engine.ts keeps templates out of that cache where it can (TEXT_ENTRY).
    */
   replaceAfterJob: boolean;
+  /**
+   * Whether its PDF export dies on a raster image inside an SVG that it
+   * cannot decode (0.11's SVG conversion unwraps the decode): the engine
+   * then has it decode each such image first (svg-check.ts).
+   */
+  svgImagesCrash: boolean;
   create(args: CompilerArgs): Compiler;
 }
 
@@ -114,6 +120,7 @@ const BINDINGS: Record<EngineId, Binding> = {
     version: ENGINE_VERSIONS['0.11'],
     pdfOptions: false,
     replaceAfterJob: false,
+    svgImagesCrash: true,
     create: ({ workspace, fontPaths }) =>
       wrap(NodeCompiler011.create({ workspace, fontArgs: [{ fontPaths }] }) as unknown as NativeCompiler, workspace, false),
   },
@@ -122,6 +129,7 @@ const BINDINGS: Record<EngineId, Binding> = {
     version: ENGINE_VERSIONS['0.14'],
     pdfOptions: true,
     replaceAfterJob: true,
+    svgImagesCrash: false,
     create: ({ workspace, fontPaths }) =>
       wrap(NodeCompiler014.create({ workspace, fontArgs: [{ fontPaths }] }) as unknown as NativeCompiler, workspace, true),
   },

@@ -6,6 +6,7 @@
 import type { TemplateFailure } from '../api-values.js';
 import { DIAGNOSTIC_MESSAGES, dataPlaceInBody, fileNotFound, fileNotFoundInPackage, packageUnavailable } from '../messages.js';
 import { offsetOf, placeOf } from '../bytes/text-position.js';
+import { nameProblem } from '../bytes/asset-names.js';
 
 /** A diagnostic as `NodeCompiler.fetchDiagnostics` returns it (0-based positions). */
 export interface RawDiagnostic {
@@ -75,6 +76,9 @@ function templateLine(d: RawDiagnostic, prefixLines: number): number | null {
 /** Main files of the service (engine.ts): their names start with `~`, which no asset name may hold. */
 const isMainFile = (path: string | undefined) => path === undefined || path === '' || path.startsWith('/~');
 
+/** The longest message of Typst's an answer quotes, in characters. */
+export const MESSAGE_CHARS = 4096;
+
 const FILE_NOT_FOUND = /^file not found \(searched at (.*)\)$/s;
 
 /**
@@ -94,7 +98,10 @@ function missingFile(message: string, written: string | undefined, pos: Position
   const searched = withoutPaths(where, pos.hiddenPaths);
   const path = written ?? searched.replace(/^\//, '');
   const fromNetwork = /^[a-z][a-z0-9+.-]*:\/{0,2}/i.test(path) || path.startsWith('//');
-  return fileNotFound(path, fromNetwork ? undefined : searched.replace(/^\/+/, '') || DIAGNOSTIC_MESSAGES.exampleAsset);
+  // The hint shows the path as an asset's name, unless no asset could have that name (`~/x`, `a\b`).
+  const asName = searched.replace(/^\/+/, '');
+  const example = asName && nameProblem(Buffer.from(asName)) === null ? asName : DIAGNOSTIC_MESSAGES.exampleAsset;
+  return fileNotFound(path, fromNetwork ? undefined : example);
 }
 
 /** A path in the package directory, as its package (`@namespace/name:version`: where it lies) and the path from that package's root. */
@@ -110,6 +117,20 @@ function packageFile(path: string, directory: string | undefined): { spec: strin
  * evaluates nothing then, so every error is a syntax error) or parsed and
  * failed while running.
  */
+/**
+ * Typst's message, cut after MESSAGE_CHARS characters: a template's own
+ * `panic` or `assert` message can be as long as its memory allows, and a
+ * 400 should stay an error, not a second document.
+ */
+function cutMessage(message: string): string {
+  let units = 0;
+  for (let chars = 0; units < message.length; chars++) {
+    if (chars === MESSAGE_CHARS) return message.slice(0, units) + DIAGNOSTIC_MESSAGES.cut(MESSAGE_CHARS);
+    units += message.codePointAt(units)! > 0xffff ? 2 : 1;
+  }
+  return message;
+}
+
 export function toFailure(diags: RawDiagnostic[], hasSyntaxErrors: boolean, pos: Positioning, sent: SentText): TemplateFailure {
   const errors = diags.filter((d) => d.severity === SEVERITY_ERROR);
   const first = errors[0] ?? diags[0];
@@ -119,7 +140,7 @@ export function toFailure(diags: RawDiagnostic[], hasSyntaxErrors: boolean, pos:
   const pkg = first.package || undefined;
   const inMain = !pkg && isMainFile(first.path);
   const written = inMain && first.range ? quotedPath(sent.source, first.range, pos.prefixLines) : undefined;
-  const message = missingFile(first.message, written, pos) ?? cleaned;
+  const message = cutMessage(missingFile(first.message, written, pos) ?? cleaned);
   // A span on the service's own prefix line, or an error in the data file itself, means Typst could not read `data`.
   if (
     (inMain && first.range && first.range.start.line < pos.prefixLines) ||

@@ -25,6 +25,8 @@ import { FamilyNames, unknownFontWarnings } from './fonts/warnings.js';
 import { pathTemplateWarnings } from './path-template.js';
 import { bomLength } from '../bytes/text-position.js';
 import { AssetsByName, INLINE_BUDGET_BYTES, inlineLinkedAssets, isSvgName, type LinkableAsset } from './svg-links.js';
+import { looksLikeMarkup, type RasterFormat, SVG_DEPTH_LIMIT, someRasterImage, svgDepth } from './svg-check.js';
+import { SVG_REFUSAL } from '../messages.js';
 import type { FontCatalog } from './fonts/types.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
 import { mayReadSources } from './source-reading-words.js';
@@ -73,6 +75,9 @@ const BLANK_FILE = '/~blank.typ';
  */
 const TEXT_FILE = '/~template.txt';
 const TEXT_ENTRY = '/~text-entry.typ';
+/** An image from inside an SVG, and the file that has Typst decode it (svgProblem). */
+const SVG_IMAGE_FILE = '/~svg-image';
+const SVG_IMAGE_CHECK = '/~svg-image-check.typ';
 const TEXT_ENTRY_SOURCE = Buffer.from(
   `#let data = json("${DATA_FILE}")\n#eval(read("${TEXT_FILE}"), mode: "markup", scope: (data: data))\n`,
 );
@@ -199,7 +204,8 @@ export class TypstEngine {
     const source = template.subarray(bom);
     try {
       this.compiler.mapShadow(VIRTUAL_ROOT + DATA_FILE, body.subarray(layout.data.start, layout.data.end));
-      this.mapAssets(body, layout);
+      const assetFailure = this.mapAssets(body, layout);
+      if (assetFailure) return { ok: false, failure: assetFailure };
       if (this.binding.replaceAfterJob && !mayReadSources(source, this.packagesMayHandOutEval)) {
         const pdf = this.renderAsText(source, job);
         if (pdf) return { ok: true, pdf, warnings: this.warningsOf(source) };
@@ -318,7 +324,7 @@ export class TypstEngine {
    * collections and so reach the old generation. The worker still clears
    * both generations after a job with assets (job-run.ts, worker.ts).
    */
-  private mapAssets(body: Buffer, layout: BodyLayout): void {
+  private mapAssets(body: Buffer, layout: BodyLayout): TemplateFailure | undefined {
     const assets: LinkableAsset[] = layout.assets.map((asset) => ({
       name: assetName(body, layout, asset),
       content: assetContent(body, layout, asset),
@@ -329,18 +335,52 @@ export class TypstEngine {
       const budget = { bytes: INLINE_BUDGET_BYTES };
       for (const asset of assets) {
         let linked = asset.content;
-        if (isSvgName(asset.name)) {
+        const svg = isSvgName(asset.name);
+        if (svg) {
           byName ??= new AssetsByName(assets);
           linked = inlineLinkedAssets(asset, byName, budget);
         }
-        this.compiler.mapShadow(`${VIRTUAL_ROOT}/${asset.name.toString('utf8')}`, linked);
+        const problem = svg || looksLikeMarkup(linked) ? this.svgProblem(linked) : undefined;
+        if (problem === undefined) this.compiler.mapShadow(`${VIRTUAL_ROOT}/${asset.name.toString('utf8')}`, linked);
         if (linked !== asset.content) wipe(linked);
+        if (problem !== undefined)
+          return { kind: 'evaluation', message: problem, line: null, column: null, file: asset.name.toString('utf8') };
       }
+      return undefined;
     } finally {
       for (const asset of assets) {
         wipe(asset.name);
         wipe(asset.content);
       }
+    }
+  }
+
+  /**
+   * Why Typst must not be given this SVG (svg-check.ts): elements nested
+   * deeper than it reads, or (on an engine whose export dies on one) a
+   * raster image inside that it cannot decode, which it is asked to decode
+   * first, alone. Undefined when neither.
+   */
+  private svgProblem(svg: Buffer): string | undefined {
+    if (svgDepth(svg) > SVG_DEPTH_LIMIT) return SVG_REFUSAL.tooDeep(SVG_DEPTH_LIMIT);
+    if (!this.binding.svgImagesCrash) return undefined;
+    let problem: string | undefined;
+    someRasterImage(svg, (image, format) => {
+      problem = this.undecodable(image, format);
+      return problem !== undefined;
+    });
+    return problem === undefined ? undefined : SVG_REFUSAL.undecodableImage(problem);
+  }
+
+  /** Typst's message for `image` when it cannot decode it, or undefined. */
+  private undecodable(image: Buffer, format: RasterFormat): string | undefined {
+    this.compiler.mapShadow(VIRTUAL_ROOT + SVG_IMAGE_FILE, image);
+    this.compiler.mapShadow(VIRTUAL_ROOT + SVG_IMAGE_CHECK, Buffer.from(`#image("${SVG_IMAGE_FILE}", format: "${format}")`));
+    try {
+      return this.compiler.diagnostics(VIRTUAL_ROOT + SVG_IMAGE_CHECK).find((d) => d.severity === 1)?.message;
+    } finally {
+      this.compiler.unmapShadow(VIRTUAL_ROOT + SVG_IMAGE_FILE);
+      this.compiler.unmapShadow(VIRTUAL_ROOT + SVG_IMAGE_CHECK);
     }
   }
 

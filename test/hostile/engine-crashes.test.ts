@@ -1,7 +1,9 @@
 /**
  * Templates that crash the Typst engines, against the real service. Text
  * the pre-check knows (bytes/text-runs.ts) is refused with 422 before any
- * compile, the worker untouched; every other crash is a 500 with the one
+ * compile, the worker untouched; an SVG asset nested deeper than Typst
+ * reads, or (on 0.11) drawing an image Typst cannot decode, is Typst's
+ * kind of refusal, 400, before the engine sees it; every other crash is a 500 with the one
  * internal message and a replaced worker; while each is answered, another
  * key's request is served. A key whose requests crash the engine more than
  * CRASHES_PER_MINUTE times in its window gets 429 until the window ends,
@@ -11,6 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MESSAGES } from '../../src/messages.js';
 import { record, send } from '../support/hostile.js';
+import { brokenPng } from '../support/png.js';
 import { delta, scrape } from '../support/metrics.js';
 import { rateLimitHeaders, startService, waitReady, type Service } from '../support/service.js';
 
@@ -33,11 +36,24 @@ interface Case {
   template: string;
   data?: Record<string, unknown>;
   assets?: Record<string, string>;
-  status: 200 | 422 | 500;
+  status: 200 | 400 | 422 | 500;
   error?: RegExp;
 }
 
 const deepXml = Buffer.from('<a>'.repeat(N) + '</a>'.repeat(N)).toString('base64');
+/** An SVG whose elements nest `levels` deep, the root and an empty-element tag at the bottom counted. */
+const svgOfDepth = (levels: number) =>
+  Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9">${'<g>'.repeat(levels - 2)}<rect width="9" height="9"/>${'</g>'.repeat(levels - 2)}</svg>`,
+  ).toString('base64');
+/** An SVG that draws an image from `href`, and a PNG that cannot be decoded (test/support/png.ts). */
+const BROKEN_PNG = brokenPng().toString('base64');
+const svgDrawing = (href: string) =>
+  Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9"><image width="9" height="9" href="${href}"/></svg>`).toString(
+    'base64',
+  );
+const SVG_TOO_DEEP = /^Typst error in deep\.svg: failed to parse SVG \(its elements nest more than 1,025 levels deep/;
+const SVG_BROKEN_IMAGE = /^Typst error in logo\.svg: an image inside the SVG cannot be decoded: failed to decode image/;
 const TEXT = /^The template has a run of more than 65,535 bytes of text with no space or line break/;
 const DATA = /^A string in "data" has a run of more than 65,535 bytes/;
 const MARKS = /^The template has a character with more than 32,767 combining marks/;
@@ -75,6 +91,42 @@ const CASES: Case[] = [
   { name: 'calc.rem(-2^63, -1)', engine: '0.14', template: '#calc.rem(-9223372036854775807 - 1, -1)', status: 200 },
   { name: 'xml() of 100,000 nested elements', engine: '0.14', template: '#xml("deep.xml")', assets: { 'deep.xml': deepXml }, status: 500 },
   { name: 'xml() of 100,000 nested elements', engine: '0.11', template: '#xml("deep.xml")', assets: { 'deep.xml': deepXml }, status: 500 },
+  // SVG assets, looked at before the compile (render/svg-check.ts): what would crash is Typst's kind of refusal, 400.
+  ...(['0.11', '0.14'] as const).flatMap((engine): Case[] => [
+    {
+      name: 'an SVG nested 100,000 deep',
+      engine,
+      template: '#image("deep.svg")',
+      assets: { 'deep.svg': svgOfDepth(N) },
+      status: 400,
+      error: SVG_TOO_DEEP,
+    },
+    {
+      name: 'an SVG nested 1,026 deep',
+      engine,
+      template: '#image("deep.svg")',
+      assets: { 'deep.svg': svgOfDepth(1026) },
+      status: 400,
+      error: SVG_TOO_DEEP,
+    },
+    { name: 'an SVG nested 1,025 deep', engine, template: '#image("deep.svg")', assets: { 'deep.svg': svgOfDepth(1025) }, status: 200 },
+  ]),
+  {
+    name: 'an SVG drawing a PNG it cannot decode, from a data: URL',
+    engine: '0.11',
+    template: '#image("logo.svg")',
+    assets: { 'logo.svg': svgDrawing(`data:image/png;base64,${BROKEN_PNG}`) },
+    status: 400,
+    error: SVG_BROKEN_IMAGE,
+  },
+  {
+    name: 'an SVG drawing a PNG asset it cannot decode',
+    engine: '0.11',
+    template: '#image("logo.svg")',
+    assets: { 'logo.svg': svgDrawing('p.png'), 'p.png': BROKEN_PNG },
+    status: 400,
+    error: SVG_BROKEN_IMAGE,
+  },
 ];
 
 const CRASH = { data: {}, template: '#duration(weeks: 9223372036854775807)' };

@@ -1,5 +1,6 @@
 /**
- * A PNG of one solid colour, made here so the tests need no image files.
+ * PNGs made here so the tests need no image files: one of a solid colour,
+ * and one that cannot be decoded.
  * PNG: signature, IHDR, one IDAT of zlib-compressed scanlines (filter byte 0
  * then RGB), IEND; each chunk ends with the CRC-32 of its type and data.
  */
@@ -26,18 +27,32 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([length, body, crc]);
 }
 
-export function solidPng(width: number, height: number, [r, g, b]: [number, number, number]): Buffer {
+function header(width: number, height: number): Buffer {
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
   header[8] = 8; // bits per channel
   header[9] = 2; // colour type: RGB
+  return header;
+}
+
+/** A 2 × 2 PNG whose header promises pixels it does not hold (no IDAT), with `text` in a tEXt chunk. */
+export function brokenPng(text = ''): Buffer {
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header(2, 2)),
+    chunk('tEXt', Buffer.from(`Comment\0${text}`, 'latin1')),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+export function solidPng(width: number, height: number, [r, g, b]: [number, number, number]): Buffer {
   const row = Buffer.alloc(1 + width * 3);
   for (let x = 0; x < width; x++) row.set([r, g, b], 1 + x * 3);
   const pixels = Buffer.concat(Array.from({ length: height }, () => row));
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
+    chunk('IHDR', header(width, height)),
     chunk('IDAT', deflateSync(pixels)),
     chunk('IEND', Buffer.alloc(0)),
   ]);
