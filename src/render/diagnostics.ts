@@ -77,7 +77,7 @@ function templateLine(d: RawDiagnostic, prefixLines: number): number | null {
 const isMainFile = (path: string | undefined) => path === undefined || path === '' || path.startsWith('/~');
 
 /** The longest message of Typst's an answer quotes, in characters. */
-export const MESSAGE_CHARS = 4096;
+const MESSAGE_CHARS = 4096;
 
 const FILE_NOT_FOUND = /^file not found \(searched at (.*)\)$/s;
 
