@@ -14,11 +14,11 @@
  *   the template's syntax compiles up to a depth (in code 44,000 to 78,000
  *   levels, measured: docs/engine-crashes.md) and crashes past it.
  *   The stack is reserved address space, touched only as deep as a compile goes.
+ *   The engines' own threads get as much (render/sandbox.ts: RUST_MIN_STACK).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-
-const WORKER_STACK_BYTES = 64 * 1024 * 1024;
+import { WORKER_STACK_BYTES } from './render/sandbox.js';
 
 type Limit = { soft: number | null; hard: number | null };
 

@@ -21,7 +21,7 @@
  * exactly (render/job-run.ts) and answers what the server would have: the
  * 400 of the first fault, or a compile with the true layout.
  */
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_OBJECT, QUOTE } from './ascii.js';
+import { BACKSLASH, CLOSE_BRACKET, CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, QUOTE } from './ascii.js';
 
 /** The walk gave up: the body is not of the common shape, and is checked exactly. */
 const GIVE_UP = -1;
@@ -72,8 +72,8 @@ function valueStart(body: Uint8Array, end: number, objects: boolean): number {
     while (j > 0 && SCALAR[body[j - 1]!] === 1) j--;
     return j;
   }
-  if (b === CLOSE_OBJECT && objects) return plainObjectStart(body, end);
-  if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) return NOT_PLAIN;
+  if (b === CLOSE_BRACE && objects) return plainObjectStart(body, end);
+  if (b === CLOSE_BRACE || b === CLOSE_BRACKET) return NOT_PLAIN;
   return GIVE_UP;
 }
 
@@ -91,14 +91,14 @@ function keyStart(body: Uint8Array, start: number): number {
  */
 function plainObjectStart(body: Uint8Array, close: number): number {
   let i = back(body, close - 1);
-  if (body[i] === OPEN_OBJECT) return i;
+  if (body[i] === OPEN_BRACE) return i;
   for (;;) {
     const start = valueStart(body, i, false);
     if (start < 0) return start;
     const key = keyStart(body, start);
     if (key < 0) return GIVE_UP;
     i = back(body, key - 1);
-    if (body[i] === OPEN_OBJECT) return i;
+    if (body[i] === OPEN_BRACE) return i;
     if (body[i] !== COMMA) return GIVE_UP;
     i = back(body, i - 1);
   }
@@ -111,12 +111,12 @@ function plainObjectStart(body: Uint8Array, close: number): number {
  */
 export function dataEndFromBack(body: Uint8Array, dataStart: number): number | undefined {
   let i = back(body, body.length - 1);
-  if (body[i] !== CLOSE_OBJECT) return undefined;
+  if (body[i] !== CLOSE_BRACE) return undefined;
   i = back(body, i - 1);
   while (i > dataStart) {
     const start = valueStart(body, i, true);
     // An object that holds more than plain values: `data`'s last byte, by the guess above.
-    if (start === NOT_PLAIN) return body[i] === CLOSE_OBJECT ? i + 1 : undefined;
+    if (start === NOT_PLAIN) return body[i] === CLOSE_BRACE ? i + 1 : undefined;
     // `data` itself, when it holds only plain values: then its end is known exactly.
     if (start === dataStart) return i + 1;
     if (start < dataStart) return undefined;

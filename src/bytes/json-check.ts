@@ -35,7 +35,7 @@ import { AssetTable } from './asset-table.js';
 import { dataEndFromBack } from './data-end.js';
 import { firstEscape, hex4, unescapeJsonString, withUnescaped } from './json-string.js';
 import { fault, JsonError, JsonScanner, kindAt, skipWhitespace } from './json-scanner.js';
-import { CLOSE_OBJECT, COLON, COMMA, OPEN_OBJECT, QUOTE } from './ascii.js';
+import { CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, QUOTE } from './ascii.js';
 import {
   BODY_MESSAGES,
   einvoiceXmlName,
@@ -133,13 +133,13 @@ function parse(
   const scanner = new JsonScanner(body);
   let walked = false;
   let i = skipWhitespace(body, start);
-  if (body[i] !== OPEN_OBJECT) {
+  if (body[i] !== OPEN_BRACE) {
     const end = skipWhitespace(body, scanner.skipValue(i));
     if (end < body.length) throw new JsonError(JSON_FAULTS.trailingData, end);
     return { topIsObject: false, fields };
   }
   i = skipWhitespace(body, i + 1);
-  if (body[i] !== CLOSE_OBJECT) {
+  if (body[i] !== CLOSE_BRACE) {
     for (;;) {
       if (body[i] !== QUOTE) throw fault(body, i);
       const keyEnd = scanner.scanString(i + 1);
@@ -177,7 +177,7 @@ function parse(
         }
       }
       i = skipWhitespace(body, end);
-      if (body[i] === CLOSE_OBJECT) break;
+      if (body[i] === CLOSE_BRACE) break;
       if (body[i] !== COMMA) throw fault(body, i);
       i = skipWhitespace(body, i + 1);
     }

@@ -15,7 +15,7 @@
 import { JSON_FAULTS, type JsonFault } from '../messages.js';
 import { hex4 } from './json-string.js';
 import type { Kind, Range } from './layout.js';
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './ascii.js';
+import { BACKSLASH, CLOSE_BRACKET, CLOSE_BRACE, COLON, COMMA, OPEN_BRACKET, OPEN_BRACE, QUOTE } from './ascii.js';
 
 /** Where the JSON text breaks, and how (the words are messages.ts's JSON_FAULTS; they go into the 400: invalidJson). */
 export class JsonError extends Error {
@@ -102,9 +102,9 @@ const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0
 
 export const kindAt = (body: Uint8Array, at: number): Kind => {
   const b = body[at];
-  return b === OPEN_OBJECT
+  return b === OPEN_BRACE
     ? 'object'
-    : b === OPEN_ARRAY
+    : b === OPEN_BRACKET
       ? 'array'
       : b === QUOTE
         ? 'string'
@@ -210,7 +210,7 @@ export class JsonScanner {
   scanMembers(at: number, take: (name: Range, value: Range, kind: Kind) => void): number {
     const body = this.body;
     let i = skipWhitespace(body, at + 1);
-    if (body[i] === CLOSE_OBJECT) return i + 1;
+    if (body[i] === CLOSE_BRACE) return i + 1;
     for (;;) {
       if (body[i] !== QUOTE) throw fault(body, i);
       const nameEnd = this.scanString(i + 1);
@@ -222,7 +222,7 @@ export class JsonScanner {
       const end = this.skipValue(i);
       take(name, kind === 'string' ? { start: i + 1, end: end - 1 } : { start: i, end }, kind);
       i = skipWhitespace(body, end);
-      if (body[i] === CLOSE_OBJECT) return i + 1;
+      if (body[i] === CLOSE_BRACE) return i + 1;
       if (body[i] !== COMMA) throw fault(body, i);
       i = skipWhitespace(body, i + 1);
     }
@@ -325,14 +325,14 @@ export class JsonScanner {
       if (b === QUOTE) {
         i = this.fastString(body, i + 1, length);
         if (i < 0) return -1;
-      } else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+      } else if (b === OPEN_BRACE || b === OPEN_BRACKET) {
         i++;
         while (i < length && isSpace(body[i]!)) i++;
-        const close = b === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY;
+        const close = b === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET;
         if (i < length && body[i] === close) i++;
         else {
-          stack = this.push(depth++, b === OPEN_OBJECT ? 1 : 2);
-          if (b === OPEN_OBJECT) {
+          stack = this.push(depth++, b === OPEN_BRACE ? 1 : 2);
+          if (b === OPEN_BRACE) {
             i = this.fastKey(body, i, length);
             if (i < 0) return -1;
           }
@@ -378,7 +378,7 @@ export class JsonScanner {
           }
           break;
         }
-        if ((top === 1 && b === CLOSE_OBJECT) || (top === 2 && b === CLOSE_ARRAY)) {
+        if ((top === 1 && b === CLOSE_BRACE) || (top === 2 && b === CLOSE_BRACKET)) {
           depth--;
           i++;
           continue;
@@ -410,13 +410,13 @@ export class JsonScanner {
       // A value starts at i.
       let b = body[i];
       if (b === QUOTE) i = this.scanString(i + 1);
-      else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+      else if (b === OPEN_BRACE || b === OPEN_BRACKET) {
         i = skipWhitespace(body, i + 1);
-        const close = b === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY;
+        const close = b === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET;
         if (body[i] === close) i++;
         else {
-          this.push(depth++, b === OPEN_OBJECT ? 1 : 2);
-          if (b === OPEN_OBJECT) i = this.afterKey(i);
+          this.push(depth++, b === OPEN_BRACE ? 1 : 2);
+          if (b === OPEN_BRACE) i = this.afterKey(i);
           continue;
         }
       } else if (b === 0x2d || (b !== undefined && b >= 0x30 && b <= 0x39)) i = scanNumber(body, i);
@@ -435,7 +435,7 @@ export class JsonScanner {
           if (top === 1) i = this.afterKey(i);
           break;
         }
-        if ((top === 1 && b === CLOSE_OBJECT) || (top === 2 && b === CLOSE_ARRAY)) {
+        if ((top === 1 && b === CLOSE_BRACE) || (top === 2 && b === CLOSE_BRACKET)) {
           depth--;
           i++;
           continue;

@@ -18,7 +18,7 @@ export interface RawDiagnostic {
   severity: number;
 }
 
-const SEVERITY_ERROR = 1;
+export const SEVERITY_ERROR = 1;
 
 export interface Positioning {
   /** Lines the service puts before the template in the main file. */
@@ -112,12 +112,6 @@ function packageFile(path: string, directory: string | undefined): { spec: strin
 }
 
 /**
- * Picks the first error, words it and places it in what the client sent.
- * `hasSyntaxErrors` tells whether the template failed to parse (Typst
- * evaluates nothing then, so every error is a syntax error) or parsed and
- * failed while running.
- */
-/**
  * Typst's message, cut after MESSAGE_CHARS characters: a template's own
  * `panic` or `assert` message can be as long as its memory allows, and a
  * 400 should stay an error, not a second document.
@@ -131,6 +125,12 @@ function cutMessage(message: string): string {
   return message;
 }
 
+/**
+ * Picks the first error, words it and places it in what the client sent.
+ * `hasSyntaxErrors` tells whether the template failed to parse (Typst
+ * evaluates nothing then, so every error is a syntax error) or parsed and
+ * failed while running.
+ */
 export function toFailure(diags: RawDiagnostic[], hasSyntaxErrors: boolean, pos: Positioning, sent: SentText): TemplateFailure {
   const errors = diags.filter((d) => d.severity === SEVERITY_ERROR);
   const first = errors[0] ?? diags[0];

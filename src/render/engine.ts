@@ -20,12 +20,12 @@ import type { TemplateFailure, Warning } from '../api-values.js';
 import { assetContent, assetName, copyOf } from '../bytes/asset-bytes.js';
 import type { BodyLayout, Job } from '../bytes/layout.js';
 import { unescapeJsonString } from '../bytes/json-string.js';
-import { type Positioning, type SentText, toFailure } from './diagnostics.js';
+import { type Positioning, type SentText, SEVERITY_ERROR, toFailure } from './diagnostics.js';
 import { FamilyNames, unknownFontWarnings } from './fonts/warnings.js';
 import { pathTemplateWarnings } from './path-template.js';
 import { bomLength } from '../bytes/text-position.js';
 import { AssetsByName, INLINE_BUDGET_BYTES, inlineLinkedAssets, isSvgName, type LinkableAsset } from './svg-links.js';
-import { looksLikeMarkup, type RasterFormat, SVG_DEPTH_LIMIT, someRasterImage, svgDepth } from './svg-check.js';
+import { type RasterImage, rasterImages, SVG_DEPTH_LIMIT, svgDepth } from './svg-check.js';
 import { SVG_REFUSAL } from '../messages.js';
 import type { FontCatalog } from './fonts/types.js';
 import { VIRTUAL_ROOT } from './virtual-root.js';
@@ -75,7 +75,7 @@ const BLANK_FILE = '/~blank.typ';
  */
 const TEXT_FILE = '/~template.txt';
 const TEXT_ENTRY = '/~text-entry.typ';
-/** An image from inside an SVG, and the file that has Typst decode it (svgProblem). */
+/** The images from inside SVGs (numbered after it), and the file that has Typst decode them (undecodable). */
 const SVG_IMAGE_FILE = '/~svg-image';
 const SVG_IMAGE_CHECK = '/~svg-image-check.typ';
 const TEXT_ENTRY_SOURCE = Buffer.from(
@@ -329,25 +329,38 @@ export class TypstEngine {
       name: assetName(body, layout, asset),
       content: assetContent(body, layout, asset),
     }));
+    // On an engine whose export dies on one it cannot decode: each SVG's images, for Typst to try first (svg-check.ts).
+    const images: (RasterImage & { svg: LinkableAsset })[] = [];
+    const failure = (svg: LinkableAsset, message: string): TemplateFailure => ({
+      kind: 'evaluation',
+      message,
+      line: null,
+      column: null,
+      file: svg.name.toString('utf8'),
+    });
     try {
       // Built for the first SVG: a job without one looks no name up.
       let byName: AssetsByName | undefined;
       const budget = { bytes: INLINE_BUDGET_BYTES };
       for (const asset of assets) {
         let linked = asset.content;
-        const svg = isSvgName(asset.name);
-        if (svg) {
+        if (isSvgName(asset.name)) {
           byName ??= new AssetsByName(assets);
           linked = inlineLinkedAssets(asset, byName, budget);
+          const tooDeep = svgDepth(linked) > SVG_DEPTH_LIMIT;
+          if (!tooDeep && this.binding.svgImagesCrash) for (const image of rasterImages(linked)) images.push({ ...image, svg: asset });
+          if (tooDeep) {
+            if (linked !== asset.content) wipe(linked);
+            return failure(asset, SVG_REFUSAL.tooDeep(SVG_DEPTH_LIMIT));
+          }
         }
-        const problem = svg || looksLikeMarkup(linked) ? this.svgProblem(linked) : undefined;
-        if (problem === undefined) this.compiler.mapShadow(`${VIRTUAL_ROOT}/${asset.name.toString('utf8')}`, linked);
+        this.compiler.mapShadow(`${VIRTUAL_ROOT}/${asset.name.toString('utf8')}`, linked);
         if (linked !== asset.content) wipe(linked);
-        if (problem !== undefined)
-          return { kind: 'evaluation', message: problem, line: null, column: null, file: asset.name.toString('utf8') };
       }
-      return undefined;
+      const undecodable = this.undecodable(images);
+      return undecodable && failure(undecodable.image.svg, SVG_REFUSAL.undecodableImage(undecodable.message));
     } finally {
+      for (const image of images) wipe(image.bytes);
       for (const asset of assets) {
         wipe(asset.name);
         wipe(asset.content);
@@ -356,30 +369,22 @@ export class TypstEngine {
   }
 
   /**
-   * Why Typst must not be given this SVG (svg-check.ts): elements nested
-   * deeper than it reads, or (on an engine whose export dies on one) a
-   * raster image inside that it cannot decode, which it is asked to decode
-   * first, alone. Undefined when neither.
+   * The first of `images` Typst cannot decode, with its message: all are
+   * drawn by one document of their own, compiled (not exported), each on
+   * its line, so that the first error's line names its image.
    */
-  private svgProblem(svg: Buffer): string | undefined {
-    if (svgDepth(svg) > SVG_DEPTH_LIMIT) return SVG_REFUSAL.tooDeep(SVG_DEPTH_LIMIT);
-    if (!this.binding.svgImagesCrash) return undefined;
-    let problem: string | undefined;
-    someRasterImage(svg, (image, format) => {
-      problem = this.undecodable(image, format);
-      return problem !== undefined;
-    });
-    return problem === undefined ? undefined : SVG_REFUSAL.undecodableImage(problem);
-  }
-
-  /** Typst's message for `image` when it cannot decode it, or undefined. */
-  private undecodable(image: Buffer, format: RasterFormat): string | undefined {
-    this.compiler.mapShadow(VIRTUAL_ROOT + SVG_IMAGE_FILE, image);
-    this.compiler.mapShadow(VIRTUAL_ROOT + SVG_IMAGE_CHECK, Buffer.from(`#image("${SVG_IMAGE_FILE}", format: "${format}")`));
+  private undecodable<T extends RasterImage>(images: T[]): { image: T; message: string } | undefined {
+    if (images.length === 0) return undefined;
+    const paths = images.map((_, i) => `${SVG_IMAGE_FILE}-${i}`);
     try {
-      return this.compiler.diagnostics(VIRTUAL_ROOT + SVG_IMAGE_CHECK).find((d) => d.severity === 1)?.message;
+      for (const [i, image] of images.entries()) this.compiler.mapShadow(VIRTUAL_ROOT + paths[i], image.bytes);
+      const document = images.map((image, i) => `#image("${paths[i]}", format: "${image.format}")`).join('\n');
+      this.compiler.mapShadow(VIRTUAL_ROOT + SVG_IMAGE_CHECK, Buffer.from(document));
+      const error = this.compiler.diagnostics(VIRTUAL_ROOT + SVG_IMAGE_CHECK).find((d) => d.severity === SEVERITY_ERROR);
+      if (!error) return undefined;
+      return { image: images[error.range?.start.line ?? 0] ?? images[0]!, message: error.message };
     } finally {
-      this.compiler.unmapShadow(VIRTUAL_ROOT + SVG_IMAGE_FILE);
+      for (const path of paths) this.compiler.unmapShadow(VIRTUAL_ROOT + path);
       this.compiler.unmapShadow(VIRTUAL_ROOT + SVG_IMAGE_CHECK);
     }
   }

@@ -13,6 +13,9 @@ import { VIRTUAL_ROOT } from './virtual-root.js';
 import { providePackages, removeCopy } from './package-scan.js';
 import { workerAllocatorEnv } from './worker-allocator.js';
 
+/** The stack of a worker's threads: its main thread's (set on the server at start, process-limits.ts) and the engines'. */
+export const WORKER_STACK_BYTES = 64 * 1024 * 1024;
+
 const UNREACHABLE_PROXY = 'http://0.0.0.0:0';
 
 export interface Sandbox {
@@ -61,6 +64,9 @@ export function createSandbox(packagePath: string | undefined): Sandbox {
     // No system fonts: documents look the same on every host, and the fonts
     // the worker reports (GET /v1/fonts) are exactly the fonts it has.
     FONTCONFIG_FILE: '/dev/null',
+    // The engines' thread pools get the stack the worker's main thread has (process-limits.ts), not Rust's 2 MiB:
+    // Typst 0.14's PDF export of an SVG of 6,000 images overflowed it (about 80,000 need 64 MiB), now and then.
+    RUST_MIN_STACK: String(WORKER_STACK_BYTES),
     // The compiler frees a job's sources, data, layout and PDF without clearing them: the
     // allocator fills them as they go, and asks for huge pages (worker-allocator.ts).
     ...workerAllocatorEnv(),

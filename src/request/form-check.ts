@@ -27,7 +27,7 @@ import { hashOf, MAX_ASSETS } from '../bytes/asset-table.js';
 import { oversizedImage, BytesReader } from '../bytes/image-size.js';
 import { type BodyCheck, type CheckOptions, checkPdfField, refusal, type PdfRequest, scanPdfMembers } from '../bytes/json-check.js';
 import { JsonError, JsonScanner, skipWhitespace } from '../bytes/json-scanner.js';
-import { OPEN_OBJECT } from '../bytes/ascii.js';
+import { OPEN_BRACE } from '../bytes/ascii.js';
 import type { AssetEntry, BodyError, Range } from '../bytes/layout.js';
 import { type FormPart, parseForm } from './multipart.js';
 
@@ -54,7 +54,7 @@ function dataObject(body: Buffer, range: Range): Range | BodyCheck {
   if (!isUtf8(text)) return refusal(FORM_MESSAGES.dataNotUtf8(firstInvalidUtf8(text, 0)));
   const value = jsonValue('data', text);
   if ('ok' in value) return value;
-  if (text[value.start] !== OPEN_OBJECT) return refusal(BODY_MESSAGES.dataNotObject);
+  if (text[value.start] !== OPEN_BRACE) return refusal(BODY_MESSAGES.dataNotObject);
   if (value.loneSurrogate) return refusal(BODY_MESSAGES.dataLoneSurrogate);
   return { start: range.start + value.start, end: range.start + value.end };
 }
@@ -138,7 +138,7 @@ function pdfField(body: Buffer, range: Range): PdfRequest | BodyCheck {
   const value = jsonValue('pdf', text);
   if ('ok' in value) return value;
   const { start } = value;
-  if (text[start] !== OPEN_OBJECT) return refusal(FORM_MESSAGES.pdfNotJson);
+  if (text[start] !== OPEN_BRACE) return refusal(FORM_MESSAGES.pdfNotJson);
   // Scanned in the whole body, so that the places it gives (an e-invoice's XML name) are the body's, as the worker
   // reads them. jsonValue found one JSON value in the part, so the scan ends inside it.
   const { entries } = scanPdfMembers(new JsonScanner(body), range.start + start);

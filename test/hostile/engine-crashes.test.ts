@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MESSAGES } from '../../src/messages.js';
 import { record, send } from '../support/hostile.js';
-import { brokenPng } from '../support/png.js';
+import { brokenPng, solidPng } from '../support/png.js';
 import { delta, scrape } from '../support/metrics.js';
 import { rateLimitHeaders, startService, waitReady, type Service } from '../support/service.js';
 
@@ -52,6 +52,15 @@ const svgDrawing = (href: string) =>
   Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9"><image width="9" height="9" href="${href}"/></svg>`).toString(
     'base64',
   );
+/** An SVG of `count` different one-pixel PNGs: 0.14's export of 6,000 overflowed its threads' stack, as Rust sizes it. */
+const svgOfImages = (count: number) =>
+  Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100">${Array.from(
+      { length: count },
+      (_, i) =>
+        `<image x="${i % 100}" y="${Math.floor(i / 100)}" width="1" height="1" href="data:image/png;base64,${solidPng(1, 1, [i & 255, i >> 8, 7]).toString('base64')}"/>`,
+    ).join('')}</svg>`,
+  ).toString('base64');
 const SVG_TOO_DEEP = /^Typst error in deep\.svg: failed to parse SVG \(its elements nest more than 1,025 levels deep/;
 const SVG_BROKEN_IMAGE = /^Typst error in logo\.svg: an image inside the SVG cannot be decoded: failed to decode image/;
 const TEXT = /^The template has a run of more than 65,535 bytes of text with no space or line break/;
@@ -111,6 +120,15 @@ const CASES: Case[] = [
     },
     { name: 'an SVG nested 1,025 deep', engine, template: '#image("deep.svg")', assets: { 'deep.svg': svgOfDepth(1025) }, status: 200 },
   ]),
+  ...(['0.11', '0.14'] as const).map(
+    (engine): Case => ({
+      name: 'an SVG of 10,000 images',
+      engine,
+      template: '#image("many.svg")',
+      assets: { 'many.svg': svgOfImages(10_000) },
+      status: 200,
+    }),
+  ),
   {
     name: 'an SVG drawing a PNG it cannot decode, from a data: URL',
     engine: '0.11',
