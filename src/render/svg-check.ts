@@ -188,6 +188,9 @@ function hrefValues(bytes: Buffer, at: number, end: number, visit: (start: numbe
   return false;
 }
 
+/** The longest character reference and predefined entity, `&` included: `&#x10FFFF;`, `&#1114111;`. */
+const REFERENCE_MAX = 11;
+
 const PREDEFINED: [Buffer, number][] = [
   [Buffer.from('lt;'), LT],
   [Buffer.from('gt;'), GT],
@@ -217,8 +220,15 @@ function urlOfValue(bytes: Buffer, start: number, end: number): { buffer: Buffer
       out[o++] = isXmlSpace(b) ? SPACE : b;
       continue;
     }
-    const semicolon = bytes.indexOf(SEMICOLON, i + 1);
-    if (semicolon > 0 && semicolon < end && bytes[i + 1] === HASH) {
+    // A character reference is short (`&#x10FFFF;`): looked for that far, so that a run of `&` costs one pass.
+    let semicolon = -1;
+    for (let j = i + 1; j < Math.min(end, i + REFERENCE_MAX); j++) {
+      if (bytes[j] === SEMICOLON) {
+        semicolon = j;
+        break;
+      }
+    }
+    if (semicolon > 0 && bytes[i + 1] === HASH) {
       const hex = (bytes[i + 2]! | 0x20) === 0x78;
       const code = referencedCode(bytes, i + (hex ? 3 : 2), semicolon, hex ? 16 : 10);
       // A character reference; the URL's own bytes are ASCII, and nothing past it matters here.
