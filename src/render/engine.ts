@@ -323,6 +323,8 @@ export class TypstEngine {
    * links, no name is a string that could live through two young
    * collections and so reach the old generation. The worker still clears
    * both generations after a job with assets (job-run.ts, worker.ts).
+   * An SVG the engine would crash on (svg-check.ts) is the job's failure
+   * instead: Typst's kind of 400, before the compile.
    */
   private mapAssets(body: Buffer, layout: BodyLayout): TemplateFailure | undefined {
     const assets: LinkableAsset[] = layout.assets.map((asset) => ({

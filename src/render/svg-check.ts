@@ -28,11 +28,13 @@ import {
   CLOSE_BRACKET,
   COLON,
   COMMA,
+  CR,
   DASH,
   EQUALS,
-  GREATER_THAN as GT,
+  GREATER_THAN,
   HASH,
-  LESS_THAN as LT,
+  LESS_THAN,
+  LF,
   OPEN_BRACKET,
   PERCENT,
   QUESTION,
@@ -40,6 +42,7 @@ import {
   SEMICOLON,
   SLASH,
   SPACE,
+  TAB,
 } from '../bytes/ascii.js';
 import { base64Invalid, decodeBase64 } from '../bytes/base64.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
@@ -59,7 +62,7 @@ const BASE64 = Buffer.from('base64');
 
 const startsWith = (bytes: Buffer, at: number, prefix: Buffer) => bytes.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
 /** XML's white space: space, tab, line feed, carriage return. */
-const isXmlSpace = (b: number | undefined) => b === SPACE || b === 0x09 || b === 0x0a || b === 0x0d;
+const isXmlSpace = (b: number | undefined) => b === SPACE || b === TAB || b === LF || b === CR;
 
 /** Where the markup item that starts with `<` at `at` ends (the index after it), skipping quoted values. */
 function endOfTag(bytes: Buffer, at: number): number {
@@ -69,7 +72,7 @@ function endOfTag(bytes: Buffer, at: number): number {
     if (quote !== 0) {
       if (b === quote) quote = 0;
     } else if (b === QUOTE || b === APOSTROPHE) quote = b;
-    else if (b === GT) return i + 1;
+    else if (b === GREATER_THAN) return i + 1;
   }
   return bytes.length;
 }
@@ -93,11 +96,12 @@ function endOfDeclaration(bytes: Buffer, at: number): number {
     if (quote !== 0) {
       if (b === quote) quote = 0;
     } else if (b === QUOTE || b === APOSTROPHE) quote = b;
-    else if (b === LT && bytes[i + 1] === BANG && bytes[i + 2] === DASH && bytes[i + 3] === DASH) i = after(bytes, COMMENT_END, i + 4) - 1;
-    else if (b === LT && bytes[i + 1] === QUESTION) i = after(bytes, PI_END, i + 2) - 1;
+    else if (b === LESS_THAN && bytes[i + 1] === BANG && bytes[i + 2] === DASH && bytes[i + 3] === DASH)
+      i = after(bytes, COMMENT_END, i + 4) - 1;
+    else if (b === LESS_THAN && bytes[i + 1] === QUESTION) i = after(bytes, PI_END, i + 2) - 1;
     else if (b === OPEN_BRACKET) brackets++;
     else if (b === CLOSE_BRACKET) brackets--;
-    else if (b === GT && brackets <= 0) return i + 1;
+    else if (b === GREATER_THAN && brackets <= 0) return i + 1;
   }
   return bytes.length;
 }
@@ -109,7 +113,7 @@ function endOfDeclaration(bytes: Buffer, at: number): number {
  * instructions and declarations are passed over.
  */
 function walkTags(bytes: Buffer, start: (at: number, end: number, empty: boolean) => boolean, close: () => void): void {
-  for (let at = bytes.indexOf(LT); at >= 0 && at < bytes.length; at = bytes.indexOf(LT, at)) {
+  for (let at = bytes.indexOf(LESS_THAN); at >= 0 && at < bytes.length; at = bytes.indexOf(LESS_THAN, at)) {
     const next = bytes[at + 1];
     if (next === BANG) {
       if (bytes[at + 2] === DASH && bytes[at + 3] === DASH) at = after(bytes, COMMENT_END, at + 4);
@@ -122,7 +126,7 @@ function walkTags(bytes: Buffer, start: (at: number, end: number, empty: boolean
       at = endOfTag(bytes, at);
     } else {
       const end = endOfTag(bytes, at);
-      if (start(at, end, bytes[end - 2] === SLASH && bytes[end - 1] === GT)) return;
+      if (start(at, end, bytes[end - 2] === SLASH && bytes[end - 1] === GREATER_THAN)) return;
       at = end;
     }
   }
@@ -162,11 +166,11 @@ function rasterFormat(bytes: Buffer): RasterFormat | undefined {
 function hrefValues(bytes: Buffer, at: number, end: number, visit: (start: number, end: number) => boolean): boolean {
   let i = at + 1;
   // The element's name.
-  while (i < end && !isXmlSpace(bytes[i]) && bytes[i] !== SLASH && bytes[i] !== GT) i++;
+  while (i < end && !isXmlSpace(bytes[i]) && bytes[i] !== SLASH && bytes[i] !== GREATER_THAN) i++;
   while (i < end) {
     while (i < end && isXmlSpace(bytes[i])) i++;
     const nameStart = i;
-    while (i < end && !isXmlSpace(bytes[i]) && bytes[i] !== EQUALS && bytes[i] !== SLASH && bytes[i] !== GT) i++;
+    while (i < end && !isXmlSpace(bytes[i]) && bytes[i] !== EQUALS && bytes[i] !== SLASH && bytes[i] !== GREATER_THAN) i++;
     const nameEnd = i;
     while (i < end && isXmlSpace(bytes[i])) i++;
     if (bytes[i] !== EQUALS) {
@@ -192,8 +196,8 @@ function hrefValues(bytes: Buffer, at: number, end: number, visit: (start: numbe
 const REFERENCE_MAX = 11;
 
 const PREDEFINED: [Buffer, number][] = [
-  [Buffer.from('lt;'), LT],
-  [Buffer.from('gt;'), GT],
+  [Buffer.from('lt;'), LESS_THAN],
+  [Buffer.from('gt;'), GREATER_THAN],
   [Buffer.from('amp;'), AMPERSAND],
   [Buffer.from('quot;'), QUOTE],
   [Buffer.from('apos;'), APOSTROPHE],
@@ -211,7 +215,7 @@ function urlOfValue(bytes: Buffer, start: number, end: number): { buffer: Buffer
   let o = 0;
   // A character the value names by reference: a URL parser drops tabs and line breaks.
   const put = (b: number) => {
-    if (b !== 0x09 && b !== 0x0a && b !== 0x0d) out[o++] = b;
+    if (b !== TAB && b !== LF && b !== CR) out[o++] = b;
   };
   for (let i = start; i < end; i++) {
     const b = bytes[i]!;
