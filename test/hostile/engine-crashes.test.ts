@@ -147,6 +147,16 @@ const CASES: Case[] = [
   },
 ];
 
+/** Resolves once a worker has been compiling for a moment (the pool's gauge of busy workers). */
+async function compiling(service: Service): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while ((await scrape(`${service.url}/metrics`)).samples.get('typst_pdf_workers_busy') !== 1) {
+    assert.ok(Date.now() < deadline, 'no worker took the job');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await new Promise((r) => setTimeout(r, 200));
+}
+
 const CRASH = { data: {}, template: '#duration(weeks: 9223372036854775807)' };
 const NORMAL = { data: { n: 7 }, template: 'Served #data.n' };
 
@@ -251,7 +261,8 @@ describe(`the crash limit (CRASHES_PER_MINUTE=${CRASHES}, a ${WINDOW_MS} ms wind
     for (let n = 0; n <= CRASHES; n++) {
       await waitReady(service, WORKERS);
       const cut = send(service, slow, { key: KILLED_KEY });
-      await new Promise((r) => setTimeout(r, 400));
+      // Killed once a worker compiles it (on a loaded machine the job can reach one later than any fixed wait).
+      await compiling(service);
       // An operator (or anything but the kernel's out-of-memory killer) ends every worker, spares too.
       for (const pid of service.workerPids()) {
         process.kill(pid, 'SIGKILL');
