@@ -10,3 +10,5 @@ export function table(header: string[], rows: (string | number)[][]): string {
 export const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
 export const ratio = (value: number) => value.toFixed(2);
 export const pct = (value: number) => `${(value * 100).toFixed(0)}%`;
+/** A ratio's value in each round, in order: what its median was taken of. */
+export const eachRound = (values: number[]) => `rounds ${values.map(ratio).join(', ')}`;
