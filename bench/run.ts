@@ -502,14 +502,14 @@ async function main(): Promise<void> {
     const floorMs = pick('floorMs');
     const p50 = pick('p50');
     const rps = pick('rps');
-    const idealRpsOf = (floorMs: number) => (cores * 1000) / floorMs;
+    const idealRpsOf = (roundFloorMs: number) => (cores * 1000) / roundFloorMs;
     const floorCpuMs = pick('floorCpuMs');
     const serviceCpuMs = pick('serviceCpuMs');
     const workersCpuMs = pick('workersCpuMs');
     // The server's allowance: 1 ms a request and 2 ms a megabyte of body.
     const serverAllowanceMs = 1 + (2 * w.body.length) / 1e6;
-    const p50BoundOf = (floorMs: number) => Math.max(floorMs + 1.5, 1.1 * floorMs);
-    const rpsBoundOf = (floorCpuMs: number) => (0.8 * cores * 1000) / (floorCpuMs + serverAllowanceMs);
+    const p50BoundOf = (roundFloorMs: number) => Math.max(roundFloorMs + 1.5, 1.1 * roundFloorMs);
+    const rpsBoundOf = (roundFloorCpuMs: number) => (0.8 * cores * 1000) / (roundFloorCpuMs + serverAllowanceMs);
     const workersByRound = byRound((x) => x.workersCpuMs / x.floorCpuMs);
     const p50ByRound = byRound((x) => x.p50 / p50BoundOf(x.floorMs));
     const rpsByRound = byRound((x) => x.rps / rpsBoundOf(x.floorCpuMs));

@@ -32,3 +32,6 @@ export const CLOSE_BRACKET = 0x5d;
 export const OPEN_BRACE = 0x7b;
 export const CLOSE_BRACE = 0x7d;
 export const TILDE = 0x7e;
+
+/** XML's white space: space, tab, line feed, carriage return. */
+export const isXmlSpace = (b: number | undefined) => b === SPACE || b === TAB || b === LF || b === CR;

@@ -10,6 +10,7 @@
  * NUL among the first four bytes (how a parser recognizes those encodings
  * without one), or an XML declaration naming another encoding.
  */
+import { APOSTROPHE, EQUALS, isXmlSpace, QUOTE } from '../bytes/ascii.js';
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf];
 const XML_DECLARATION = [...Buffer.from('<?xml')];
@@ -19,7 +20,6 @@ const ENCODING = Buffer.from('encoding');
 /** UTF-8's names, lower case, as an XML declaration may give them. */
 const UTF8_NAMES = [Buffer.from('utf-8'), Buffer.from('utf8')];
 
-const isSpace = (byte: number | undefined) => byte === 0x20 || byte === 0x09 || byte === 0x0d || byte === 0x0a;
 const lower = (byte: number) => (byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte);
 
 function startsWith(bytes: Uint8Array, at: number, prefix: readonly number[]): boolean {
@@ -42,17 +42,17 @@ interface Pair {
 
 /** The pseudo-attribute at `at` (white space first, as the grammar wants), or undefined if there is none. */
 function readPair(xml: Buffer, at: number, end: number): Pair | undefined {
-  if (!isSpace(xml[at])) return undefined;
-  while (at < end && isSpace(xml[at])) at++;
+  if (!isXmlSpace(xml[at])) return undefined;
+  while (at < end && isXmlSpace(xml[at])) at++;
   const nameStart = at;
-  while (at < end && xml[at] !== 0x3d && !isSpace(xml[at])) at++;
+  while (at < end && xml[at] !== EQUALS && !isXmlSpace(xml[at])) at++;
   const nameEnd = at;
-  while (at < end && isSpace(xml[at])) at++;
-  if (nameEnd === nameStart || xml[at] !== 0x3d) return undefined;
+  while (at < end && isXmlSpace(xml[at])) at++;
+  if (nameEnd === nameStart || xml[at] !== EQUALS) return undefined;
   at++;
-  while (at < end && isSpace(xml[at])) at++;
+  while (at < end && isXmlSpace(xml[at])) at++;
   const quote = xml[at];
-  if (quote !== 0x22 && quote !== 0x27) return undefined;
+  if (quote !== QUOTE && quote !== APOSTROPHE) return undefined;
   const close = xml.subarray(0, end).indexOf(quote, at + 1);
   if (close < 0) return undefined;
   return { name: [nameStart, nameEnd], value: [at + 1, close], next: close + 1 };

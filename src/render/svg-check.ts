@@ -33,6 +33,7 @@ import {
   EQUALS,
   GREATER_THAN,
   HASH,
+  isXmlSpace,
   LESS_THAN,
   LF,
   OPEN_BRACKET,
@@ -61,8 +62,6 @@ const DATA = Buffer.from('data:');
 const BASE64 = Buffer.from('base64');
 
 const startsWith = (bytes: Buffer, at: number, prefix: Buffer) => bytes.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
-/** XML's white space: space, tab, line feed, carriage return. */
-const isXmlSpace = (b: number | undefined) => b === SPACE || b === TAB || b === LF || b === CR;
 
 /** Where the markup item that starts with `<` at `at` ends (the index after it), skipping quoted values. */
 function endOfTag(bytes: Buffer, at: number): number {
