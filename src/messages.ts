@@ -104,6 +104,8 @@ export const FORM_MESSAGES = {
   noOpeningBoundary: 'Malformed multipart form: the boundary named in Content-Type does not open it',
   unterminated: 'Malformed multipart form: a part is not terminated (the closing boundary is missing)',
   badBoundaryLine: 'Malformed multipart form: a boundary line must end with CRLF, or with "--" at the end of the form',
+  boundaryInHeaders:
+    "Malformed multipart form: a boundary line comes among a part's headers or right after their blank line (an empty part is its headers, a blank line, then CRLF and the boundary)",
   headersTooLong: 'Malformed multipart form: the headers of a part are longer than 16 KiB',
   badHeader: 'Malformed multipart form: a part has a malformed header line',
   noDisposition: 'Malformed multipart form: a part has no Content-Disposition header',

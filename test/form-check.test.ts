@@ -256,8 +256,18 @@ describe('the form parser against busboy', () => {
       ),
       {
         numRuns: runs(1500),
-        // Found here: a doubled dash makes a close delimiter with parts after it, which busboy read on (see oracle).
+        // Found here: a doubled dash makes a close delimiter with parts after it, which busboy read on (see oracle); a
+        // dropped byte puts a boundary line right after a part's blank line, which busboy reads as part of the content.
         examples: [
+          [
+            {
+              boundary: 'B',
+              body: Buffer.from(
+                '--B\r\nContent-Disposition: form-data; name="x"\r\n\r\n\0--B\r\nContent-Disposition: form-data; name="y"\r\n\r\nv\r\n--B--',
+              ),
+            },
+            [[49, 0, 'drop']],
+          ],
           [
             {
               boundary: "-8u2z'td4e",
@@ -322,6 +332,8 @@ describe('a form read by the service', () => {
 
   it('says what is wrong with a form that breaks the rules', () => {
     const ok = [`${disposition('template')}\r\nx`, `${disposition('data')}\r\n{}`];
+    const boundaryInHeaders =
+      "Malformed multipart form: a boundary line comes among a part's headers or right after their blank line (an empty part is its headers, a blank line, then CRLF and the boundary)";
     const cases: [Buffer, string][] = [
       [Buffer.from('no boundary here'), 'Malformed multipart form: the boundary named in Content-Type does not open it'],
       [form('b', ok).subarray(0, -8), 'Malformed multipart form: a part is not terminated (the closing boundary is missing)'],
@@ -351,6 +363,11 @@ describe('a form read by the service', () => {
       [
         form('b', [...ok, `Content-Disposition: form-data; name="f"; filename*=ISO-8859-1''%E9\r\n\r\nx`]),
         'Malformed multipart form: a filename* must be in UTF-8',
+      ],
+      [
+        // The next boundary right after a part's blank line: busboy would read the next part's headers as this one's content.
+        Buffer.from(`--b\r\n${disposition('x')}\r\n${form('b', ok).toString()}`),
+        boundaryInHeaders,
       ],
       [
         form('b', [...ok, `X: ${'y'.repeat(MAX_HEADER_BYTES)}\r\n${disposition('f', 'a')}\r\nx`]),
@@ -390,6 +407,9 @@ describe('a form read by the service', () => {
       ],
     ];
     for (const [body, expected] of cases) assert.equal(refusal(body), expected, body.toString('latin1').slice(0, 200));
+    // A boundary may hold `:`, and its line then reads as a header line too: refused, as it is right after a blank line.
+    const colon = form('a:b', ok).toString().replace('\r\n\r\n', '\r\n--a:b\r\n\r\n');
+    assert.equal(refusal(Buffer.from(colon), 'a:b'), boundaryInHeaders);
     const many = form('b', [...ok, ...Array.from({ length: 1001 }, (_, i) => `${disposition('f', `${i}.txt`)}\r\n`)]);
     assert.equal(refusal(many), 'Multipart form has more than 1000 files (assets)');
     const tooMany = form('b', [...ok, ...Array.from({ length: 1005 }, () => `${disposition('f', '')}\r\n`)]);
@@ -491,7 +511,8 @@ describe('forms of adversarial shapes are parsed in linear time', () => {
       parts: true,
     },
     { name: 'near-boundaries in the content', make: (size) => filled(size, start, `\r\n--${boundary.slice(0, -1)}Z`) },
-    { name: 'boundary-like bytes without the CRLF', make: (size) => filled(size, start, `--${boundary}\n`) },
+    // The content's first byte is not a dash: a boundary line right after the blank line is refused (a delimiter).
+    { name: 'boundary-like bytes without the CRLF', make: (size) => filled(size, `${start}x`, `--${boundary}\n`) },
     { name: 'CR LF dashes', make: (size) => filled(size, start, '\r\n-\r\n--\r') },
     {
       name: 'header floods in every part',

@@ -126,8 +126,13 @@ function partsBetween(body: Buffer, boundary: Uint8Array, delimiter: Buffer, max
     if (body[i] !== CR || body[i + 1] !== LF) throw new FormError(FORM_MESSAGES.badBoundaryLine);
     if (parts.length === maxParts) throw new FormError(FORM_MESSAGES.tooManyParts(maxParts));
     const { contentStart, name, filename } = readHeaders(body, i + 2);
-    const end = body.indexOf(delimiter, contentStart);
+    // Searched for from the boundary line's own CRLF: a delimiter among the headers (a boundary holding `:` reads as a
+    // header line) or sharing the CRLF of their blank line (`--B` as the content's first line) is refused. Readers part
+    // ways there (busboy takes the next part's headers for this part's content), and RFC 2046 lets no line of a part
+    // start with the boundary.
+    const end = body.indexOf(delimiter, i);
     if (end < 0) throw new FormError(FORM_MESSAGES.unterminated);
+    if (end < contentStart) throw new FormError(FORM_MESSAGES.boundaryInHeaders);
     const part: FormPart = { name, content: { start: contentStart, end } };
     if (filename) part.filename = filename;
     parts.push(part);
