@@ -42,10 +42,10 @@ describe("an eviction's walk", () => {
       cleanups++;
       return eviction;
     };
-    // The least of five timed walks.
+    // The least of nine timed walks.
     const shortWalk = () => {
       const walks: number[] = [];
-      for (let i = 0; walks.length < 5; i++) {
+      for (let i = 0; walks.length < 9; i++) {
         assert.ok(engine.render(jobOf(JSON.stringify({ data: { i }, template: 'Page #data.i' }))).ok);
         const { walkMs, evictions } = cleanUp();
         if (evictions > 0) walks.push(walkMs);
@@ -56,8 +56,9 @@ describe("an eviction's walk", () => {
     assert.ok(engine.render(jobOf(LONG_REPORT)).ok);
     cleanUp();
     const walkAfter = shortWalk();
-    // Measured: 0.002 ms before, 1.6 ms after (the least of five each).
-    assert.ok(walkAfter > 0.2 && walkAfter > 50 * walkBefore, `walk ${walkBefore} ms before the report, ${walkAfter} ms after`);
+    // Measured: 0.002 ms before, 1.6 ms after (the least of nine each); a loaded machine once took 0.017 ms and 0.80 ms,
+    // so the bound is 20 times, not the 800 measured when quiet.
+    assert.ok(walkAfter > 0.2 && walkAfter > 20 * walkBefore, `walk ${walkBefore} ms before the report, ${walkAfter} ms after`);
   });
 });
 
