@@ -38,6 +38,8 @@ export const MESSAGES = {
   unauthorized: 'Missing or invalid API Key',
   tooLarge: `Payload exceeds ${MAX_BODY_BYTES / (1024 * 1024)}MB limit`,
   unsupportedMediaType: 'Content-Type must be application/json or multipart/form-data',
+  badContentTypeParameters:
+    'Content-Type parameters are malformed: each is ;name=value, the value a token or a quoted string (escaping only " and \\), and no name twice',
   jsonNotUtf8: 'Content-Type application/json must be UTF-8: a charset other than utf-8 is not taken',
   rateLimited: 'Rate limit exceeded',
   crashLimited: 'Templates from this key crashed the engine too often; wait for the next window',
@@ -100,14 +102,17 @@ export const FORM_MESSAGES = {
   missingTemplate:
     'Missing required part "template": expected the Typst text in a part named "template", a file (-F template=@letter.typ) or a field; a file part of any other name is an asset',
   noBoundary: 'Content-Type multipart/form-data must name its boundary (boundary=...)',
-  badBoundary: 'The multipart boundary must be 1 to 70 printable ASCII characters',
+  badBoundary: "The multipart boundary must be 1 to 70 of RFC 2046's characters: letters, digits, '()+_,-./:=? and spaces (not last)",
   noOpeningBoundary: 'Malformed multipart form: the boundary named in Content-Type does not open it',
   unterminated: 'Malformed multipart form: a part is not terminated (the closing boundary is missing)',
-  badBoundaryLine: 'Malformed multipart form: a boundary line must end with CRLF, or with "--" at the end of the form',
+  badBoundaryLine:
+    'Malformed multipart form: a boundary line must end with CRLF (no blanks before it), or with "--" at the end of the form',
   boundaryInHeaders:
     "Malformed multipart form: a boundary line comes among a part's headers or right after their blank line (an empty part is its headers, a blank line, then CRLF and the boundary)",
   headersTooLong: 'Malformed multipart form: the headers of a part are longer than 16 KiB',
   badHeader: 'Malformed multipart form: a part has a malformed header line',
+  tooManyHeaderLines: (lines: number) => `Malformed multipart form: a part has more than ${lines} header lines`,
+  repeatedParameter: "Malformed multipart form: a part's Content-Disposition names name, filename or filename* twice",
   noDisposition: 'Malformed multipart form: a part has no Content-Disposition header',
   notFormData: "Malformed multipart form: a part's Content-Disposition must be form-data",
   badDisposition: "Malformed multipart form: a part's Content-Disposition is malformed",

@@ -102,6 +102,18 @@ describe('the examples as files give the PDF the JSON body gives', () => {
     assert.match(text, /Hello form/);
     assert.match(text, /read as sent/);
   });
+
+  it('the boundary parameter, not a "; boundary=" inside another parameter\'s quoted value', async () => {
+    const body = formBody(
+      [
+        { name: 'template', value: '= Read by #data.boundary' },
+        { name: 'data', value: '{"boundary": "the real one"}' },
+      ],
+      'real',
+    );
+    const text = pdfText(await pdfBytesOf(await post(body, 'multipart/form-data; charset="x; boundary=evil"; boundary=real')));
+    assert.match(text, /Read by the real one/);
+  });
 });
 
 describe("README's curl lines", () => {
@@ -207,6 +219,12 @@ describe('refusals', () => {
   ];
   const cases: [string, () => Promise<Response>, number, string][] = [
     ['no boundary', () => post('x', 'multipart/form-data'), 400, 'Content-Type multipart/form-data must name its boundary (boundary=...)'],
+    [
+      'a boundary named twice',
+      () => post(formBody(minimal, 'b'), 'multipart/form-data; boundary=b; boundary=c'),
+      400,
+      'Content-Type parameters are malformed: each is ;name=value, the value a token or a quoted string (escaping only " and \\), and no name twice',
+    ],
     [
       'an unterminated part',
       () => post(formBody(minimal, 'b').subarray(0, -10), 'multipart/form-data; boundary=b'),

@@ -872,9 +872,14 @@ describe('request content in memory, at the answer', () => {
       },
     },
     {
-      name: 'a 200 and a 400 from multipart forms whose boundaries are markers (and a JSON body whose content type names a marked parameter)',
+      name: 'a 200 and a 400 from multipart forms whose boundaries are markers (and JSON bodies whose content types name a marked parameter, once and twice)',
       async run() {
-        const markers = { boundary: marker('BOUNDARY'), refusedBoundary: marker('BOUNDARY'), parameter: marker('PARAMETER') };
+        const markers = {
+          boundary: marker('BOUNDARY'),
+          refusedBoundary: marker('BOUNDARY'),
+          parameter: marker('PARAMETER'),
+          repeated: marker('PARAMETER'),
+        };
         const { parts } = markedForm();
         const ok = await generate(service, formBody(parts, markers.boundary), {
           headers: { 'content-type': `multipart/form-data; boundary="${markers.boundary}"` },
@@ -893,6 +898,13 @@ describe('request content in memory, at the answer', () => {
         );
         assert.equal(json.status, 200);
         await json.arrayBuffer();
+        const twice = await generate(
+          service,
+          { data: {}, template: 'typed' },
+          { headers: { 'content-type': `application/json; x-note=${markers.repeated}; X-Note="${markers.repeated}"` } },
+        );
+        assert.equal(twice.status, 400);
+        await twice.arrayBuffer();
         return markers;
       },
     },

@@ -18,7 +18,7 @@ import { releaseBody } from '../retention/body-pool.js';
 import { errorBody } from '../bytes/error-body.js';
 import type { CheckOptions } from '../bytes/json-check.js';
 import { BodyRefusedError, type PendingBodies } from '../request/pending-bodies.js';
-import { mediaTypeParameter } from '../request/media-type.js';
+import { mediaTypeParameters } from '../request/media-type.js';
 import { formBoundary } from '../request/multipart.js';
 import { BodyIncompleteError, BodyTimeoutError, BodyTooLargeError, firstBodyBytes, receiveBody } from '../request/receive.js';
 import { bodyTimeoutMessage, MESSAGES, unsupportedEncoding, unsupportedTransferCoding } from '../messages.js';
@@ -104,11 +104,10 @@ function takeBoundary(request: FastifyRequest): Buffer | undefined {
 }
 
 /**
- * A JSON Content-Type's charset, if it names one: JSON between systems is
- * UTF-8 (RFC 8259, 8.1), and a body sent as `charset=utf-16` or `latin1`
- * would be read as something it is not.
+ * The charsets a JSON Content-Type may name: JSON between systems is UTF-8
+ * (RFC 8259, 8.1), and a body sent as `charset=utf-16` or `latin1` would be
+ * read as something it is not.
  */
-const charsetOf = mediaTypeParameter('charset');
 const UTF8_NAMES = ['utf-8', 'utf8'];
 
 /** Encodings as a client may name them, shown in the answer only if they look like one. */
@@ -123,9 +122,11 @@ export async function requireAcceptedBody(request: FastifyRequest, reply: Fastif
   const contentType = request.headers['content-type'] ?? '';
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json' && type !== 'multipart/form-data') throw new HttpError(415, MESSAGES.unsupportedMediaType);
-  const charset = type === 'application/json' ? charsetOf(contentType)?.toLowerCase() : undefined;
+  const parameters = mediaTypeParameters(contentType);
+  if (parameters === null) throw new HttpError(400, MESSAGES.badContentTypeParameters);
+  const charset = type === 'application/json' ? parameters.get('charset')?.toLowerCase() : undefined;
   if (charset !== undefined && !UTF8_NAMES.includes(charset)) throw new HttpError(415, MESSAGES.jsonNotUtf8);
-  const boundary = type === 'multipart/form-data' ? formBoundary(contentType) : undefined;
+  const boundary = type === 'multipart/form-data' ? formBoundary(parameters) : undefined;
   if (typeof boundary === 'string') throw new HttpError(400, boundary);
   // Fastify picks the body's parser by the whole header, which it keeps as the key of a cache of its own (100 of
   // them, for the process's life): a form's boundary, or any parameter a client adds, would stay there. It is

@@ -21,7 +21,6 @@
  * part's headers are read once and are at most MAX_HEADER_BYTES long.
  */
 import { FORM_MESSAGES } from '../messages.js';
-import { mediaTypeParameter } from './media-type.js';
 import { hexValue } from '../bytes/hex.js';
 import type { Range } from '../bytes/layout.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
@@ -38,8 +37,10 @@ export interface FormPart {
 
 export type FormParse = { ok: true; parts: FormPart[] } | { ok: false; message: string };
 
-/** A part's headers, all together, as Node limits a request's (busboy's limit too). */
+/** A part's headers, all together, as Node limits a request's (busboy's is a little less: it counts two bytes a line more). */
 export const MAX_HEADER_BYTES = 16 * 1024;
+/** A part's header lines: busboy reads the first 1,999 alone, and would not see a Content-Disposition after them. */
+export const MAX_HEADER_LINES = 1000;
 
 const isBlank = (b: number | undefined) => b === 0x20 || b === 0x09;
 
@@ -64,18 +65,19 @@ function equalsIgnoringCase(bytes: Uint8Array, from: number, to: number, lower: 
   return true;
 }
 
-const boundaryOf = mediaTypeParameter('boundary');
+/** RFC 2046's `bchars`: letters, digits, `'()+_,-./:=?` and the space, which cannot end a boundary. */
+const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
 
 /**
- * The boundary a Content-Type header names, as bytes of their own (the
+ * The boundary a Content-Type's parameters name, as bytes of their own (the
  * caller wipes them: a client chooses its boundary, a marker as well as
  * anything); a string saying what is wrong if there is none or it breaks
- * RFC 2046's rules (1 to 70 characters).
+ * RFC 2046's rules (1 to 70 of its characters).
  */
-export function formBoundary(contentType: string): Buffer | string {
-  const boundary = boundaryOf(contentType);
+export function formBoundary(parameters: ReadonlyMap<string, string>): Buffer | string {
+  const boundary = parameters.get('boundary');
   if (!boundary) return FORM_MESSAGES.noBoundary;
-  if (boundary.length > 70 || !/^[\x20-\x7e]+$/.test(boundary)) return FORM_MESSAGES.badBoundary;
+  if (!BOUNDARY.test(boundary)) return FORM_MESSAGES.badBoundary;
   const bytes = ownedBuffer(boundary.length);
   bytes.write(boundary, 'latin1');
   return bytes;
@@ -119,9 +121,9 @@ function partsBetween(body: Buffer, boundary: Uint8Array, delimiter: Buffer, max
   const parts: FormPart[] = [];
   for (;;) {
     // `at` is on the `--` of a boundary line.
-    let i = at + 2 + boundary.length;
+    const i = at + 2 + boundary.length;
     if (body[i] === DASH && body[i + 1] === DASH) return parts;
-    while (isBlank(body[i])) i++;
+    // RFC 2046 lets blanks follow a boundary, but busboy drops the part that follows them, without a word: refused.
     if (i >= body.length) throw new FormError(FORM_MESSAGES.unterminated);
     if (body[i] !== CR || body[i + 1] !== LF) throw new FormError(FORM_MESSAGES.badBoundaryLine);
     if (parts.length === maxParts) throw new FormError(FORM_MESSAGES.tooManyParts(maxParts));
@@ -147,9 +149,10 @@ function readHeaders(body: Buffer, start: number): { contentStart: number; name:
   const beyond = () => new FormError(limit === body.length ? FORM_MESSAGES.unterminated : FORM_MESSAGES.headersTooLong);
   let disposition: { name?: Range; filename?: Range } | undefined;
   let i = start;
-  for (;;) {
+  for (let lines = 0; ; lines++) {
     if (i + 1 >= limit) throw beyond();
     if (body[i] === CR && body[i + 1] === LF) break;
+    if (lines === MAX_HEADER_LINES) throw new FormError(FORM_MESSAGES.tooManyHeaderLines(MAX_HEADER_LINES));
     const nameStart = i;
     while (i < limit && TOKEN[body[i]!] === 1) i++;
     if (i >= limit) throw beyond();
@@ -204,9 +207,18 @@ function readDisposition(body: Buffer, start: number, end: number): { name?: Ran
       if (i === valueStart) throw new FormError(FORM_MESSAGES.badDisposition);
       value = { start: valueStart, end: i };
     }
-    if (equalsIgnoringCase(body, nameStart, nameEnd, NAME)) found.name = value;
-    else if (equalsIgnoringCase(body, nameStart, nameEnd, FILENAME)) found.filename = value;
-    else if (equalsIgnoringCase(body, nameStart, nameEnd, FILENAME_STAR)) found.filenameStar = value;
+    // A name given twice is refused: busboy keeps the first, and a reader that keeps the last sees another part.
+    const key = equalsIgnoringCase(body, nameStart, nameEnd, NAME)
+      ? 'name'
+      : equalsIgnoringCase(body, nameStart, nameEnd, FILENAME)
+        ? 'filename'
+        : equalsIgnoringCase(body, nameStart, nameEnd, FILENAME_STAR)
+          ? 'filenameStar'
+          : undefined;
+    if (key !== undefined) {
+      if (found[key] !== undefined) throw new FormError(FORM_MESSAGES.repeatedParameter);
+      found[key] = value;
+    }
   }
   const names: { name?: Range; filename?: Range } = {};
   if (found.name) names.name = found.name;
