@@ -35,3 +35,7 @@ export const TILDE = 0x7e;
 
 /** XML's white space: space, tab, line feed, carriage return. */
 export const isXmlSpace = (b: number | undefined) => b === SPACE || b === TAB || b === LF || b === CR;
+
+/** RFC 9110's `tchar` (1 for each): the bytes of a header name, a parameter name and an unquoted parameter value. */
+export const TOKEN = new Uint8Array(256);
+for (const b of Buffer.from("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")) TOKEN[b] = 1;

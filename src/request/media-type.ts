@@ -6,9 +6,8 @@
  * search once took it for one, where busboy took the real one, and the two
  * read different forms out of one body).
  */
+import { TOKEN } from '../bytes/ascii.js';
 
-/** RFC 9110's `tchar`. */
-const TOKEN = /[!#$%&'*+\-.^_`|~0-9A-Za-z]/;
 /** `qdtext`: what a quoted string holds unescaped (obs-text included). */
 const QDTEXT = /[\t !#-[\]-~\x80-\xff]/;
 
@@ -28,7 +27,7 @@ export function mediaTypeParameters(contentType: string): Map<string, string> | 
   };
   const token = () => {
     const from = i;
-    while (i < contentType.length && TOKEN.test(contentType[i]!)) i++;
+    while (TOKEN[contentType.charCodeAt(i)] === 1) i++;
     return contentType.slice(from, i);
   };
   for (;;) {

@@ -25,7 +25,7 @@ import { hexValue } from '../bytes/hex.js';
 import type { Range } from '../bytes/layout.js';
 import { ownedBuffer } from '../retention/owned-buffer.js';
 import { wipe } from '../retention/wipe.js';
-import { APOSTROPHE, BACKSLASH, COLON, CR, DASH, EQUALS, LF, PERCENT, QUOTE, SEMICOLON, STAR } from '../bytes/ascii.js';
+import { APOSTROPHE, BACKSLASH, COLON, CR, DASH, EQUALS, LF, PERCENT, QUOTE, SEMICOLON, STAR, TOKEN } from '../bytes/ascii.js';
 
 /** One part: its `name`, its file name if it has one, and its content. */
 export interface FormPart {
@@ -43,10 +43,6 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 export const MAX_HEADER_LINES = 1000;
 
 const isBlank = (b: number | undefined) => b === 0x20 || b === 0x09;
-
-/** RFC 9110's `tchar`: the bytes of a header name, a parameter name and an unquoted value. */
-const TOKEN = new Uint8Array(256);
-for (const b of Buffer.from("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")) TOKEN[b] = 1;
 
 const CONTENT_DISPOSITION = Buffer.from('content-disposition');
 const FORM_DATA = Buffer.from('form-data');
