@@ -58,8 +58,8 @@ export function mediaTypeParameters(contentType: string): Map<string, string> | 
         else return null;
       }
     } else {
+      // An empty value breaks the grammar too, but says plainly what it is: no charset, no boundary.
       value = token();
-      if (value === '') return null;
     }
     if (parameters.has(name)) return null;
     parameters.set(name, value);
