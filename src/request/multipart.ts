@@ -171,6 +171,14 @@ function readHeaders(body: Buffer, start: number): { contentStart: number; name:
   return disposition.filename ? { ...headers, filename: disposition.filename } : headers;
 }
 
+/** Which of the parameters the service reads `body[start, end)` names, if any. */
+function parameterKey(body: Buffer, start: number, end: number): 'name' | 'filename' | 'filenameStar' | undefined {
+  if (equalsIgnoringCase(body, start, end, NAME)) return 'name';
+  if (equalsIgnoringCase(body, start, end, FILENAME)) return 'filename';
+  if (equalsIgnoringCase(body, start, end, FILENAME_STAR)) return 'filenameStar';
+  return undefined;
+}
+
 /** `form-data; name="..."; filename="..."` in `body[start, end)`, its values decoded in place. */
 function readDisposition(body: Buffer, start: number, end: number): { name?: Range; filename?: Range } {
   let i = start;
@@ -204,13 +212,7 @@ function readDisposition(body: Buffer, start: number, end: number): { name?: Ran
       value = { start: valueStart, end: i };
     }
     // A name given twice is refused: busboy keeps the first, and a reader that keeps the last sees another part.
-    const key = equalsIgnoringCase(body, nameStart, nameEnd, NAME)
-      ? 'name'
-      : equalsIgnoringCase(body, nameStart, nameEnd, FILENAME)
-        ? 'filename'
-        : equalsIgnoringCase(body, nameStart, nameEnd, FILENAME_STAR)
-          ? 'filenameStar'
-          : undefined;
+    const key = parameterKey(body, nameStart, nameEnd);
     if (key !== undefined) {
       if (found[key] !== undefined) throw new FormError(FORM_MESSAGES.repeatedParameter);
       found[key] = value;
