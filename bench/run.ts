@@ -124,6 +124,11 @@ interface RoundFigures {
   waitingServerCpuMs: number;
   /** The same for a bare node:http relay (bench/relay.ts) given this workload's body, compile time and PDF size. */
   relayCpuMs: number;
+  /**
+   * The relay's c=1 p50 less the time it holds each request: what a client, a Node server and the pipe to a second
+   * process add to any request's time on this machine, next to the service's p50 less its floor.
+   */
+  relayP50OverHoldMs: number;
   /** CPU ms the whole service (server and workers) spent per document at c=2×cores. */
   serviceCpuMs: number;
   /** Of it, the workers' (live and replaced): the service's less the server process's own. */
@@ -183,6 +188,7 @@ async function measureRound(
     let failures = 0;
     let serverCpu = 0;
     let relayCpu = 0;
+    const relayLatencies: number[] = [];
     /** Server CPU from each block's last answer to autocannon's end: the scrub once the server is quiet. */
     const quietScrubCpu: number[] = [];
     for (let b = 0; b < s.blocks; b++) {
@@ -206,6 +212,7 @@ async function measureRound(
       // The relay is the bench's own: a failure is a fault of the bench, not a figure.
       if (relayed.run.failures > 0) throw new Error(`the bench's relay failed ${relayed.run.failures} of ${perBlock} requests`);
       relayCpu += relayed.cpuMs;
+      relayLatencies.push(...relayed.run.latencies);
     }
     const replacedBefore = await metricTotal(service, 'typst_pdf_worker_restarts_total');
     const serviceCpuBefore = serviceCpuMs(server.pid);
@@ -228,6 +235,7 @@ async function measureRound(
       quietScrubCpuMs: median(quietScrubCpu),
       waitingServerCpuMs: 0,
       relayCpuMs: relayCpu / (s.blocks * perBlock),
+      relayP50OverHoldMs: percentile(relayLatencies, 50) - estimate,
       serviceCpuMs: serviceCpu / throughput.completedAt.length,
       workersCpuMs: workersCpu / throughput.completedAt.length,
       workersReplaced,
@@ -245,7 +253,7 @@ async function measureRound(
         `(${round.latencyRequests} each, in ${s.blocks} alternating blocks), ` +
         `c=${connections} ${round.rps.toFixed(1)} req/s (${round.throughputRequests} req); ` +
         `CPU: floor ${ms(round.floorCpuMs)} ms, server ${round.serverCpuMs.toFixed(2)} ms/req ` +
-        `(a bare relay ${round.relayCpuMs.toFixed(2)}) ` +
+        `(a bare relay ${round.relayCpuMs.toFixed(2)}, its p50 ${ms(round.relayP50OverHoldMs)} ms over its hold) ` +
         `(+${ms(round.quietScrubCpuMs)} ms once quiet), ` +
         `workers ${ms(round.workersCpuMs)} ms/doc (${round.workersReplaced} replaced), service ${ms(round.serviceCpuMs)} ms/doc` +
         (round.failures ? `, ${round.failures} FAILED` : ''),
@@ -523,6 +531,7 @@ async function main(): Promise<void> {
       p99Ms: pick('p99'),
       p50OverFloor: median(byRound((x) => x.p50 / x.floorMs)),
       p50MinusFloorMs: median(byRound((x) => x.p50 - x.floorMs)),
+      relayP50OverHoldMs: pick('relayP50OverHoldMs'),
       connections,
       rps,
       idealRps: idealRpsOf(floorMs),
@@ -622,6 +631,8 @@ async function main(): Promise<void> {
     "A figure against the floor (a ratio, p50 − floor, a target's bound) is taken in each round, where the service's blocks alternate with the floor's,",
     "and the median of the rounds' values is shown and judged: the machine's speed differs from round to round (the spread column), and a ratio",
     'of two medians could pair the floor of a fast round with the service of a slow one.',
+    '"A bare relay\'s p50 − its hold": the c=1 p50 of the bare relay (below) less the time it holds each request (the workload\'s compile',
+    "time): what a client, a Node server and a pipe to a second process add to any request's time on this machine, against p50 − floor.",
     '',
     table(
       [
@@ -633,6 +644,7 @@ async function main(): Promise<void> {
         'c=1 p99 ms',
         'p50 / floor',
         'p50 − floor ms',
+        "a bare relay's p50 − its hold ms",
         `c=${connections} req/s`,
         'cores × floor rate',
         'ratio',
@@ -647,6 +659,7 @@ async function main(): Promise<void> {
         ms(x.p99Ms),
         ratio(x.p50OverFloor),
         ms(x.p50MinusFloorMs),
+        ms(x.relayP50OverHoldMs),
         x.rps.toFixed(1),
         x.idealRps.toFixed(1),
         ratio(x.rpsOverIdeal),
