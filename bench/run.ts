@@ -4,8 +4,8 @@
  * After a warm-up of the service with each workload, for each workload (bench/workloads.ts), in repeated rounds:
  *   floor      the same compile done directly with the engine, in a process of the workload's own (bench/floor.ts)
  *   c=1        the service over HTTP on loopback, one connection: p50 and p99 latency, and the server's CPU,
- *              next to the same CPU of a bare node:http relay given the workload's body, compile time and
- *              PDF size (relay.ts), in the same blocks; and the server's CPU for a request that waits as
+ *              next to the same CPU and p50 of a bare node:http relay given the workload's body, compile time
+ *              and PDF size (relay.ts), in the same blocks; and the server's CPU for a request that waits as
  *              long (workloads.ts: waitingBody)
  *   c=2×cores  the service with 2 × cores connections: requests per second
  * then the resident memory of the server and its workers while sending many
