@@ -22,6 +22,7 @@ import { BodyChecker } from '../src/request/check-thread.js';
 import { errorBody } from '../src/bytes/error-body.js';
 import { checkBody, type BodyCheck } from '../src/bytes/json-check.js';
 import type { BodyLayout } from '../src/bytes/layout.js';
+import { MESSAGES } from '../src/messages.js';
 import { unescapeJsonString } from '../src/bytes/json-string.js';
 import { BODY_SHAPES } from './support/body-shapes.js';
 import { runs } from './support/fuzz-scale.js';
@@ -350,6 +351,8 @@ describe('a large body leaves `data` to Typst where Typst reads exactly what the
       '"pdf":{"einvoice":{"xml":"in\\u0076oice.xml","profile":"BASIC WL"}}',
       '"pdf":{"einvoice":{}}',
       '"pdf":{"standard":"a-3b","einvoice":{"xml":"a/b.xml"}}',
+      '"pdf":{"einvoice":{"profile":"none","profile":"BASIC"},"tagged":1,"tagged":false}',
+      '"pdf":{"signature":{"reason":1,"x":2},"signature":{"reason":"r","reason":"s"}}',
     ),
     fc.constantFrom(
       '"assets":{"a.txt":"YQ=="}',
@@ -665,6 +668,21 @@ describe('the body check is linear in the body, whatever its shape', () => {
     assert.ok(check.ok);
     assert.equal(check.layout.assets.length, 1);
     assert.equal(body.toString('latin1', check.layout.assets[0]!.value.start, check.layout.assets[0]!.value.end), 'QUJD');
+  });
+});
+
+describe('repeated keys of pdf and of its objects', () => {
+  it('count as JSON.parse counts them: the last alone, whatever an earlier one holds', () => {
+    const body = Buffer.from(
+      '{"data":{},"template":"x","pdf":{"tagged":"no","einvoice":{"profile":"none","xml":"a.xml","profile":"EN 16931"},"tagged":true}}',
+    );
+    const check = checkBody(body);
+    assert.ok(check.ok, messageOf(check));
+    const xml = body.indexOf('a.xml');
+    assert.deepEqual(check.layout.pdf, { tagged: true, einvoice: { profile: 'EN 16931', xml: { start: xml, end: xml + 5 } } });
+    // An earlier key that is none of pdf's is refused all the same: JSON.parse keeps it.
+    const other = checkBody(Buffer.from('{"data":{},"template":"x","pdf":{"einvoice":{"x":1,"xml":"a.xml"}}}'));
+    assert.equal(messageOf(other), MESSAGES.einvoiceKey);
   });
 });
 

@@ -36,27 +36,40 @@ describe('pdf.signature in the body', () => {
   const keys = fc.oneof(fc.constantFrom('reason', 'location', 'contact'), fc.string({ maxLength: 8 }));
   const isWellFormed = (s: string) => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
 
+  /** Checks the body `bytes`, whose `pdf.signature` JSON.parse reads as `signature`, against that reading. */
+  function expectSignature(bytes: Buffer, signature: Record<string, unknown>): void {
+    const check = checkBody(bytes);
+    const entries = Object.entries(signature);
+    const unknown = entries.find(([k]) => !['reason', 'location', 'contact'].includes(k));
+    const badText = entries.find(([, v]) => typeof v !== 'string' || [...v].length > 256 || !isWellFormed(v));
+    if (unknown || badText) {
+      assert.equal(check.ok, false);
+      const messages = [MESSAGES.pdfSignatureKey, ...['reason', 'location', 'contact'].map((f) => signatureText(f as 'reason'))];
+      assert.ok(!check.ok && 'message' in check.error && messages.includes(check.error.message));
+      return;
+    }
+    if (!check.ok) assert.fail(JSON.stringify(check));
+    const found = check.layout.signature ?? {};
+    for (const [key, text] of entries) {
+      const range: Range | undefined = found[key as 'reason'];
+      assert.ok(range);
+      assert.equal(decodePdfText(pdfTextString(bytes, range)), text);
+    }
+  }
+
   it('is taken exactly when JSON.parse finds known keys with strings of at most 256 characters; its texts decode to them', () => {
     fc.assert(
-      fc.property(fc.dictionary(keys, member, { maxKeys: 4 }), (signature) => {
-        const check = checkBody(body(signature));
-        const entries = Object.entries(signature);
-        const unknown = entries.find(([k]) => !['reason', 'location', 'contact'].includes(k));
-        const badText = entries.find(([, v]) => typeof v !== 'string' || [...v].length > 256 || !isWellFormed(v));
-        if (unknown || badText) {
-          assert.equal(check.ok, false);
-          const messages = [MESSAGES.pdfSignatureKey, ...['reason', 'location', 'contact'].map((f) => signatureText(f as 'reason'))];
-          assert.ok(!check.ok && 'message' in check.error && messages.includes(check.error.message));
-          return;
-        }
-        if (!check.ok) assert.fail(JSON.stringify(check));
-        const bytes = body(signature);
-        const found = check.layout.signature ?? {};
-        for (const [key, text] of entries) {
-          const range: Range | undefined = found[key as 'reason'];
-          assert.ok(range);
-          assert.equal(decodePdfText(pdfTextString(bytes, range)), text);
-        }
+      fc.property(fc.dictionary(keys, member, { maxKeys: 4 }), (signature) => expectSignature(body(signature), signature)),
+      { numRuns: runs(2000) },
+    );
+  });
+
+  it('of a repeated key takes the last, as JSON.parse does, whatever an earlier one holds', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(keys, member), { maxLength: 8 }), (members) => {
+        const text = `{${members.map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)}`).join(',')}}`;
+        const bytes = Buffer.from(`{"data":{},"template":"x","pdf":{"signature":${text}}}`);
+        expectSignature(bytes, JSON.parse(text) as Record<string, unknown>);
       }),
       { numRuns: runs(2000) },
     );

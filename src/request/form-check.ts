@@ -141,8 +141,8 @@ function pdfField(body: Buffer, range: Range): PdfRequest | BodyCheck {
   if (text[start] !== OPEN_BRACE) return refusal(FORM_MESSAGES.pdfNotJson);
   // Scanned in the whole body, so that the places it gives (an e-invoice's XML name) are the body's, as the worker
   // reads them. jsonValue found one JSON value in the part, so the scan ends inside it.
-  const { entries } = scanPdfMembers(new JsonScanner(body), range.start + start);
-  return checkPdfField(body, { kind: 'object', entries });
+  const { members } = scanPdfMembers(new JsonScanner(body), body, range.start + start);
+  return checkPdfField(body, { kind: 'object', members });
 }
 
 /**

@@ -64,6 +64,17 @@ export const BODY_SHAPES: BodyShape[] = [
     status: 400,
     make: (n) => fill(n, `${HEAD}${Array.from({ length: 1000 }, (_, i) => `"f${i}":"",`).join('')}`, '"z":"",', '"a":""}}'),
   },
+  // Each repetition of a key of `pdf` and of its objects was once kept, copied and checked (src/bytes/json-check.ts, lastMembers).
+  {
+    name: 'one pdf key repeated ("tagged":true)',
+    status: 200,
+    make: (n) => fill(n, '{"data":{},"template":"x","pdf":{', '"tagged":true,', '"tagged":true}}'),
+  },
+  {
+    name: 'one pdf.signature key repeated ("reason":""), then an unknown one (refused)',
+    status: 400,
+    make: (n) => fill(n, '{"data":{},"template":"x","pdf":{"signature":{', '"reason":"",', '"x":1}}}'),
+  },
   { name: 'tiny top-level keys ("k":0)', status: 200, make: (n) => fill(n, '{', '"k":0,', '"data":{},"template":"x"}') },
   { name: 'tiny keys in data ("":0)', status: 200, make: (n) => fill(n, '{"data":{', '"":0,', '"":0},"template":"x"}') },
   {
