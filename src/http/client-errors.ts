@@ -77,8 +77,23 @@ export function clientErrorHandler(bodies: PendingBodies) {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     const inFlight = (socket as Socket & { _httpMessage?: InFlight })._httpMessage;
     if (inFlight) answerInFlight(error, socket, inFlight, bodies);
+    else if (answeredMidBody(socket)) socket.destroy();
     else answerRaw(error, socket);
   };
+}
+
+/**
+ * Whether the request Node is still reading on `socket` has been answered
+ * already: refused before its body was read (401, 413 ...), whose body Node
+ * drains after the answer. Its response is done (Node lets go of a response
+ * once it is written), so a refusal now, such as the time for the whole
+ * request running out on a body that never ends, is not answered a second
+ * time: a second answer to one request, found by a hostile review, would be
+ * read as the answer to the client's next one. The connection is closed.
+ */
+function answeredMidBody(socket: Socket): boolean {
+  const reading = (socket as Socket & { parser?: { incoming?: IncomingMessage | null } }).parser?.incoming;
+  return reading !== undefined && reading !== null && !reading.complete;
 }
 
 /**

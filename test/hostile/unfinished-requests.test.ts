@@ -97,6 +97,22 @@ describe('a body that stops', () => {
   });
 });
 
+describe('a body that never comes after its request was refused', () => {
+  for (const [name, headers] of [
+    ['401, a wrong key', { authorization: 'Bearer wrong-key', 'content-length': 1000 }],
+    ['413, a declared length over the limit', { 'content-length': 11 * 1024 * 1024 }],
+  ] as const) {
+    it(`gets its one answer, and its connection closes when the time for the request runs out: ${name}`, async () => {
+      // Kept alive: Node reads the rest of the body after the answer, as it would for the next request.
+      const res = await exchange(head({ ...headers, connection: null }));
+      assert.equal(res.status, Number(name.slice(0, 3)));
+      assert.doesNotMatch(res.body, /HTTP\/1\.1/, 'a second answer to the same request');
+      assert.ok(res.ms >= 2 * BODY_TIMEOUT_MS && res.ms < 2 * BODY_TIMEOUT_MS + 3000, `closed (${res.ms} ms)`);
+      await assertServed();
+    });
+  }
+});
+
 describe('a client that half-closes once its request is whole', () => {
   it('gets its answer, then the connection closes', async () => {
     const body = JSON.stringify({ data: { n: 7 }, template: 'half-closed #data.n' });
