@@ -34,6 +34,9 @@ import { ENGINE_IDS } from './engines.js';
 
 const quotedList = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
 
+/** A request with two of a header that holds one value (client-errors.ts). */
+export const twoHeaders = (name: string) => `Malformed HTTP request: more than one ${name} header`;
+
 export const MESSAGES = {
   unauthorized: 'Missing or invalid API Key',
   tooLarge: `Payload exceeds ${MAX_BODY_BYTES / (1024 * 1024)}MB limit`,
@@ -59,7 +62,6 @@ export const MESSAGES = {
   malformedHttp: 'Malformed HTTP request',
   badChunks: 'Malformed HTTP request: the chunked body is not framed as HTTP/1.1 says (a chunk size in hexadecimal, then CRLF)',
   missingHost: 'Malformed HTTP request: an HTTP/1.1 request must have a Host header',
-  twoHosts: 'Malformed HTTP request: more than one Host header',
   httpVersion: 'HTTP version not supported: this service speaks HTTP/1.1 (and 1.0)',
   connectUnsupported: 'This service does not support the CONNECT method',
   badUrl: 'Malformed URL',

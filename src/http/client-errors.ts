@@ -19,7 +19,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { PendingBodies } from '../request/pending-bodies.js';
 import { jsonErrorBody } from '../bytes/error-body.js';
-import { MESSAGES } from '../messages.js';
+import { MESSAGES, twoHeaders } from '../messages.js';
 import { HttpError, sendError } from './errors.js';
 import { wipe } from '../retention/wipe.js';
 
@@ -130,9 +130,25 @@ function rawAnswer(status: number, message: string): Buffer {
 }
 
 /**
+ * The headers a request may carry once, as they are named in answers: each holds one value, not a list
+ * (RFC 9110, 5.3). Node takes a request with two, keeping the first, where a proxy in front may keep the
+ * last: the two would then read different requests (another key, another body type).
+ */
+const SINGLE_HEADERS = ['Host', 'Content-Type', 'Authorization'];
+const SINGLE_HEADERS_LOWER = SINGLE_HEADERS.map((name) => name.toLowerCase());
+
+/** Whether the header name `name` is `lower` in any case, compared without making a string of it. */
+function namedAs(name: string, lower: string): boolean {
+  if (name.length !== lower.length) return false;
+  // Header names are tokens: `| 0x20` lowers a letter, and leaves `-` and the digits as they are.
+  for (let i = 0; i < lower.length; i++) if ((name.charCodeAt(i) | 0x20) !== lower.charCodeAt(i)) return false;
+  return true;
+}
+
+/**
  * onRequest, first of all, the request's head: an HTTP/1.1 request without a Host header is malformed.
  * (Node's own check answers it with an empty body, so the server is made without it and this one answers
- * instead.) So is any request with two (RFC 9112, 3.2), which Node takes, keeping the first. And a
+ * instead.) So is any request with two of a header of SINGLE_HEADERS (for Host, RFC 9112, 3.2). And a
  * request line of another major version than 1 (`HTTP/2.0` in HTTP/1.1's syntax, which Node serves as
  * HTTP/1.1) is a 505 (RFC 9110, 15.6.6).
  */
@@ -142,9 +158,13 @@ export async function requireHttp1Head(request: FastifyRequest): Promise<void> {
   if (httpVersionMinor === 1 && request.headers.host === undefined) {
     throw new HttpError(400, MESSAGES.missingHost, { connection: 'close' });
   }
-  let hosts = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.length === 4 && rawHeaders[i]!.toLowerCase() === 'host') hosts++;
-  if (hosts > 1) throw new HttpError(400, MESSAGES.twoHosts, { connection: 'close' });
+  const seen = SINGLE_HEADERS.map(() => false);
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const which = SINGLE_HEADERS_LOWER.findIndex((lower) => namedAs(rawHeaders[i]!, lower));
+    if (which < 0) continue;
+    if (seen[which]) throw new HttpError(400, twoHeaders(SINGLE_HEADERS[which]!), { connection: 'close' });
+    seen[which] = true;
+  }
 }
 
 /**

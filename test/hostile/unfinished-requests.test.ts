@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { scrape } from '../support/metrics.js';
 import { errorOf, head, open, readAll, type RawResponse, sendWhileAnswered } from '../support/raw-http.js';
-import { generate, startService, type Service } from '../support/service.js';
+import { generate, startService, TEST_KEY, type Service } from '../support/service.js';
 import { NO_RATE_LIMIT, rssMb } from '../support/hostile.js';
 
 const BODY_TIMEOUT_MS = 1000;
@@ -224,6 +224,25 @@ describe('what Node answers on its own', () => {
     assert.equal(res.status, 400);
     assert.equal(errorOf(res), 'Malformed HTTP request: more than one Host header');
     assert.equal((await exchange(`GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`)).status, 200);
+  });
+
+  it('a request with two Content-Type or two Authorization headers gets the JSON 400 (Node keeps the first)', async () => {
+    const body = '{"data":{},"template":"x"}';
+    for (const [name, second] of [
+      ['Content-Type', 'content-type: text/plain'],
+      ['Authorization', 'AUTHORIZATION: Bearer other-key'],
+    ] as const) {
+      const request = head({ 'content-length': body.length }).replace('\r\n\r\n', `\r\n${second}\r\n\r\n`);
+      const res = await exchange(request, body);
+      assert.equal(res.status, 400, name);
+      assert.equal(errorOf(res), `Malformed HTTP request: more than one ${name} header`);
+    }
+    // A header of the same length is another header; one of them named in another case is the same.
+    const alike = head({ 'content-length': body.length, 'content-typo': 'x', authorization: null }).replace(
+      '\r\n\r\n',
+      `\r\nAuthorizatioN: Bearer ${TEST_KEY}\r\n\r\n`,
+    );
+    assert.equal((await exchange(alike, body)).status, 200);
   });
 
   it('a request line of HTTP/2.0 gets the JSON 505 (Node would serve it as HTTP/1.1)', async () => {
