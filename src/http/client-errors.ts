@@ -29,7 +29,8 @@ interface ClientError extends Error {
   reason?: string;
 }
 
-function answerTo(error: ClientError): { status: number; message: string } {
+/** The answer to a refusal of Node's parser; `inBody`: it came while a request's body was being read. */
+function answerTo(error: ClientError, inBody: boolean): { status: number; message: string } {
   switch (error.code) {
     // Over 16 KiB of head, or over 1,000 header lines (Node's parser counts both).
     case 'HPE_HEADER_OVERFLOW':
@@ -48,12 +49,14 @@ function answerTo(error: ClientError): { status: number; message: string } {
       };
     case 'HPE_INVALID_CONTENT_LENGTH':
       return { status: 400, message: /transfer-encoding/i.test(error.reason ?? '') ? MESSAGES.lengthAndChunked : MESSAGES.invalidLength };
-    // A chunk size that is not hexadecimal (or too large), or a chunk's line not ended by CRLF.
+    // A chunk size that is not hexadecimal (or too large), or a chunk's line not ended by CRLF. In a head, a line
+    // not ended by CRLF (a CR or LF alone in a header) is only malformed: a hostile review found it called a chunk.
     case 'HPE_INVALID_CHUNK_SIZE':
+      return { status: 400, message: MESSAGES.badChunks };
     case 'HPE_CR_EXPECTED':
     case 'HPE_LF_EXPECTED':
     case 'HPE_STRICT':
-      return { status: 400, message: MESSAGES.badChunks };
+      return { status: 400, message: inBody ? MESSAGES.badChunks : MESSAGES.malformedHttp };
     default:
       return { status: 400, message: MESSAGES.malformedHttp };
   }
@@ -105,7 +108,7 @@ function answerInFlight(error: ClientError, socket: Socket, inFlight: InFlight, 
   if (request && !request.complete) {
     // llhttp's word for a connection whose client closed its side before the body was whole.
     if (error.code === 'HPE_INVALID_EOF_STATE') return void socket.destroy();
-    const { status, message } = answerTo(error);
+    const { status, message } = answerTo(error, true);
     bodies.stop(request, new HttpError(status, message, { connection: 'close' }));
   }
   // The connection closes once the answer is out: the refusal's, after a stopped body; the request's own
@@ -115,7 +118,7 @@ function answerInFlight(error: ClientError, socket: Socket, inFlight: InFlight, 
 
 /** The JSON answer written straight to the socket, for bytes that never became a request. */
 function answerRaw(error: ClientError, socket: Socket): void {
-  const { status, message } = answerTo(error);
+  const { status, message } = answerTo(error, false);
   if (socket.writable) socket.write(rawAnswer(status, message));
   socket.destroySoon();
 }

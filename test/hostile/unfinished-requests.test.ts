@@ -16,6 +16,7 @@ import { scrape } from '../support/metrics.js';
 import { errorOf, head, open, readAll, type RawResponse, sendWhileAnswered } from '../support/raw-http.js';
 import { generate, startService, TEST_KEY, type Service } from '../support/service.js';
 import { NO_RATE_LIMIT, rssMb } from '../support/hostile.js';
+import { MESSAGES } from '../../src/messages.js';
 
 const BODY_TIMEOUT_MS = 1000;
 /** Bodies being received at once, in MiB: four 10 MB bodies and a bit. */
@@ -153,11 +154,19 @@ describe('a malformed chunked body', () => {
     it(`gets a JSON 400 and its connection closed: ${name}`, async () => {
       const res = await exchange(chunked, framing);
       assert.equal(res.status, 400);
-      assert.match(errorOf(res), /^Malformed HTTP request/);
+      assert.equal(errorOf(res), MESSAGES.badChunks);
       assert.match(res.headers, /^connection: close$/im);
       assert.ok(res.ms < BODY_TIMEOUT_MS, `answered at once (${res.ms} ms)`);
     });
   }
+
+  it('is not what a head with a CR or LF alone in a header is called: that is only malformed', async () => {
+    for (const lone of ['\r', '\n']) {
+      const res = await exchange(`GET /healthz HTTP/1.1\r\nHost: a\r\nX-A: a${lone}b\r\n\r\n`);
+      assert.equal(res.status, 400);
+      assert.equal(errorOf(res), MESSAGES.malformedHttp, JSON.stringify(lone));
+    }
+  });
 
   it('gets 501 before it is read when it names a transfer coding besides chunked', async () => {
     const res = await exchange(head({ 'content-length': null, 'transfer-encoding': 'gzip, chunked' }), '2\r\n{}\r\n0\r\n\r\n');
