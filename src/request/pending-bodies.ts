@@ -2,8 +2,9 @@
  * Bodies being received, bounded in total like answers held for readers
  * are: a body's buffer is taken when its first byte is about to be read,
  * so a thousand clients that each declare 10 MB and send slowly would
- * otherwise hold 10 GB. Past MAX_PENDING_BODIES_MB a new body is refused
- * (503 with Retry-After) before a byte of it is read.
+ * otherwise hold 10 GB. A whole body counts until it is checked (large
+ * ones wait for the one checking thread). Past MAX_PENDING_BODIES_MB a
+ * new body is refused (503 with Retry-After) before a byte of it is read.
  *
  * Each body being received has a Room: the bytes counted for it, and a way
  * to stop its receiver from outside: when the connection's framing breaks

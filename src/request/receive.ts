@@ -50,7 +50,10 @@ export interface ReceiveOptions {
   limit: number;
   /** A body with no byte for this long is refused (BodyTimeoutError). */
   idleMs: number;
-  /** This body's count among those being received, admitted for firstBodyBytes(); released when it ends. */
+  /**
+   * This body's count among those being received, admitted for firstBodyBytes(): released here when the body is
+   * refused; a whole body's stays counted until its receiver's caller releases it (once the body is checked).
+   */
   room: Room;
 }
 
@@ -96,7 +99,6 @@ export function receiveBody(stream: Readable, { declaredLength, limit, idleMs, r
       if (declaredLength !== undefined && received !== declaredLength) return stop(new BodyIncompleteError());
       settled = true;
       detach();
-      room.release();
       resolve(received === body.length ? body : body.subarray(0, received));
     };
     const onClose = () => stop(new BodyIncompleteError());
