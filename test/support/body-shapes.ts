@@ -68,7 +68,8 @@ export const BODY_SHAPES: BodyShape[] = [
   {
     name: 'one pdf key repeated ("tagged":true)',
     status: 200,
-    make: (n) => fill(n, '{"data":{},"template":"x","pdf":{', '"tagged":true,', '"tagged":true}}'),
+    // `tagged` is an option of Typst 0.14: with 0.11 the service answers 400.
+    make: (n) => fill(n, '{"data":{},"template":"x","typst":"0.14","pdf":{', '"tagged":true,', '"tagged":true}}'),
   },
   {
     name: 'one pdf.signature key repeated ("reason":""), then an unknown one (refused)',
