@@ -342,6 +342,23 @@ describe('a form read by the service', () => {
     assert.equal(check.layout.form, true);
   });
 
+  it('passes over a byte order mark before the JSON of a data or pdf part, as before a JSON body', () => {
+    const bom = '\ufeff';
+    const body = form('b', [
+      `${disposition('template')}\r\nx`,
+      `${disposition('data', 'data.json')}\r\n${bom}{"a": 1}`,
+      `${disposition('pdf')}\r\n${bom}{}`,
+    ]);
+    const check = checkForm(body, Buffer.from('b'), OPTIONS);
+    assert.ok(check.ok);
+    assert.equal(body.toString('utf8', check.layout.data.start, check.layout.data.end), '{"a": 1}');
+    // Only at the start: anywhere else it is no JSON.
+    assert.match(
+      refusal(form('b', [`${disposition('template')}\r\nx`, `${disposition('data')}\r\n {}${bom}`])),
+      /^Part "data" is not valid JSON/,
+    );
+  });
+
   it('says what is wrong with a form that breaks the rules', () => {
     const ok = [`${disposition('template')}\r\nx`, `${disposition('data')}\r\n{}`];
     const boundaryInHeaders =

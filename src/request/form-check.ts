@@ -20,7 +20,7 @@ import {
   MESSAGES,
   JSON_FAULTS,
 } from '../messages.js';
-import { firstInvalidUtf8, placeOf } from '../bytes/text-position.js';
+import { bomLength, firstInvalidUtf8, placeOf } from '../bytes/text-position.js';
 import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId } from '../engines.js';
 import { nameProblem } from '../bytes/asset-names.js';
 import { hashOf, MAX_ASSETS } from '../bytes/asset-table.js';
@@ -59,11 +59,15 @@ function dataObject(body: Buffer, range: Range): Range | BodyCheck {
   return { start: range.start + value.start, end: range.start + value.end };
 }
 
-/** The one JSON value a part holds, white space around it, as [start, end) of `text`; else a 400 that says where it breaks. */
+/**
+ * The one JSON value a part holds, white space around it, as [start, end) of `text`; else a 400 that says where it
+ * breaks. A byte order mark before it is passed over, as at the start of a JSON body (a file saved by some editors
+ * has one).
+ */
 function jsonValue(part: 'data' | 'pdf', text: Buffer): (Range & { loneSurrogate: boolean }) | BodyCheck {
   const scanner = new JsonScanner(text);
   try {
-    const start = skipWhitespace(text, 0);
+    const start = skipWhitespace(text, bomLength(text));
     const end = scanner.skipValue(start);
     const after = skipWhitespace(text, end);
     if (after < text.length) throw new JsonError(JSON_FAULTS.trailingData, after);
