@@ -199,12 +199,13 @@ function encoded(value: string): Buffer {
  * with no copy (see lastMembers).
  */
 function oneOf<T extends string>(body: Uint8Array, range: Range, values: readonly T[]): T | undefined {
-  return withUnescaped(body, range, (bytes, from, to) => values.find((value) => sameBytes(bytes, from, to, encoded(value))));
+  return withUnescaped(body, range, (bytes, start, end) => values.find((value) => sameBytes(bytes, { start, end }, encoded(value))));
 }
 
-function sameBytes(bytes: Uint8Array, from: number, to: number, expected: Uint8Array): boolean {
-  if (to - from !== expected.length) return false;
-  for (let i = 0; i < expected.length; i++) if (bytes[from + i] !== expected[i]) return false;
+/** Whether `body[range]` is `expected`, byte for byte (also form-check.ts's, for names as they lie in a form). */
+export function sameBytes(body: Uint8Array, range: Range, expected: Uint8Array): boolean {
+  if (range.end - range.start !== expected.length) return false;
+  for (let i = 0; i < expected.length; i++) if (body[range.start + i] !== expected[i]) return false;
   return true;
 }
 

@@ -25,7 +25,15 @@ import { ENGINE_IDS, ENGINE_VERSIONS, type EngineId } from '../engines.js';
 import { nameProblem } from '../bytes/asset-names.js';
 import { hashOf, MAX_ASSETS } from '../bytes/asset-table.js';
 import { oversizedImage, BytesReader } from '../bytes/image-size.js';
-import { type BodyCheck, type CheckOptions, checkPdfField, refusal, type PdfRequest, scanPdfMembers } from '../bytes/json-check.js';
+import {
+  type BodyCheck,
+  type CheckOptions,
+  checkPdfField,
+  refusal,
+  type PdfRequest,
+  sameBytes,
+  scanPdfMembers,
+} from '../bytes/json-check.js';
 import { JsonError, JsonScanner, skipWhitespace } from '../bytes/json-scanner.js';
 import { OPEN_BRACE } from '../bytes/ascii.js';
 import type { AssetEntry, BodyError, Range } from '../bytes/layout.js';
@@ -36,9 +44,6 @@ type FieldName = (typeof FIELDS)[number];
 const FIELD_BYTES = FIELDS.map((name) => Buffer.from(name));
 /** The fields, and a file for each asset. */
 const MAX_PARTS = FIELDS.length + MAX_ASSETS;
-
-const sameBytes = (body: Uint8Array, range: Range, bytes: Uint8Array) =>
-  range.end - range.start === bytes.length && bytes.every((b, i) => body[range.start + i] === b);
 
 const fieldOf = (body: Uint8Array, name: Range): FieldName | undefined => {
   const found = FIELD_BYTES.findIndex((bytes) => sameBytes(body, name, bytes));
