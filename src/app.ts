@@ -16,7 +16,7 @@
  *                 429 (http/crash-limit.ts)
  *              7. content type, encoding, declared size: 415, 413     POST /v1/pdf/generate
  *                 (http/body.ts requireAcceptedBody)
- *   body       503 past the bodies being received or checked (request/pending-bodies.ts); then
+ *   body       503 past the bodies being received or checked, or the key's half of them (request/pending-bodies.ts); then
  *              `100 Continue` if asked for (http/expect.ts), received into owned
  *              buffers and checked byte by byte: 400, 408, 413 (http/body.ts,
  *              src/request/, src/bytes/); broken framing or a client gone mid-body stops it
@@ -90,7 +90,7 @@ export interface AppOptions {
   playground?: boolean;
   /** An image asset declaring more pixels is refused before any compile (MAX_IMAGE_PIXELS). */
   maxImagePixels?: number;
-  /** Bodies being received or checked, bounded in total (MAX_PENDING_BODIES_MB); unset: no bound. */
+  /** Bodies being received or checked, bounded in total and per key (MAX_PENDING_BODIES_MB); unset: no bound. */
   bodies?: PendingBodies;
   /** A body with no byte for this long is answered 408 (BODY_TIMEOUT_MS); unset: 30 s. */
   bodyTimeoutMs?: number;

@@ -48,7 +48,7 @@ export interface Config {
   readerStallTimeoutMs: number;
   /** A request body with no byte for this long is answered 408. */
   bodyTimeoutMs: number;
-  /** Request bodies being received or checked, in total; past it new bodies get 503 before they are read (0: no bound). */
+  /** Request bodies being received or checked, in total, and one key's at most half; past either, new bodies get 503 before they are read (0: no bound). */
   maxPendingBodiesMb: number;
   /** An image asset whose header declares more pixels is refused with 400 before any compile. */
   maxImagePixels: number;
@@ -366,7 +366,7 @@ export const SETTINGS: readonly Setting[] = [
     name: 'MAX_PENDING_BODIES_MB',
     key: 'maxPendingBodiesMb',
     meaning:
-      'Request bodies being received or checked, in total (MiB, counted at their declared size); past it new bodies get 503 with `Retry-After` before a byte of them is read (0: no bound)',
+      'Request bodies being received or checked, in total (MiB, counted at their declared size), and those of one API key at most half of it; past either, a new body gets 503 with `Retry-After` before a byte of it is read (0: no bound)',
     read: whole(256, 0, 1_048_576),
   },
   {

@@ -10,12 +10,15 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { PendingBodies } from '../src/request/pending-bodies.js';
+
+/** The API key the bodies are sent with. */
+const KEY = {};
 import { BodyIncompleteError, receiveBody } from '../src/request/receive.js';
 
 describe('a body counted among the pending ones', () => {
   it('counts once whole, until its caller releases it; the next body past the bound is refused meanwhile', async () => {
     const bodies = new PendingBodies(100);
-    const room = bodies.admit({}, 64);
+    const room = bodies.admit({}, KEY, 64);
     assert.ok(!(room instanceof Error));
     const body = await receiveBody(Readable.from([Buffer.alloc(40, 0x61), Buffer.alloc(24, 0x62)]), {
       declaredLength: 64,
@@ -25,15 +28,15 @@ describe('a body counted among the pending ones', () => {
     });
     assert.equal(body.length, 64);
     assert.equal(bodies.pendingBytes(), 64, 'a whole body still counts');
-    assert.ok(bodies.admit({}, 64) instanceof Error, 'past the bound while the first waits for its check');
+    assert.ok(bodies.admit({}, KEY, 64) instanceof Error, 'past the bound while the first waits for its check');
     room.release();
     assert.equal(bodies.pendingBytes(), 0);
-    assert.ok(!(bodies.admit({}, 64) instanceof Error));
+    assert.ok(!(bodies.admit({}, KEY, 64) instanceof Error));
   });
 
   it('stops counting at once when it is refused', async () => {
     const bodies = new PendingBodies(100);
-    const room = bodies.admit({}, 64);
+    const room = bodies.admit({}, KEY, 64);
     assert.ok(!(room instanceof Error));
     // Fewer bytes than declared: refused when the stream ends.
     const received = receiveBody(Readable.from([Buffer.alloc(10, 0x61)]), { declaredLength: 64, limit: 1000, idleMs: 1000, room });

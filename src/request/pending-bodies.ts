@@ -6,6 +6,12 @@
  * ones wait for the one checking thread). Past MAX_PENDING_BODIES_MB a
  * new body is refused (503 with Retry-After) before a byte of it is read.
  *
+ * One API key's bodies may take at most half of it (KEY_SHARE): else one
+ * key's idle connections, each declaring 10 MB (26 at the default bound,
+ * well within a rate limit), would have every other client refused until
+ * their body timeouts (found by a hostile review). A key with no body
+ * pending is always let in, as far as the bound allows.
+ *
  * Each body being received has a Room: the bytes counted for it, and a way
  * to stop its receiver from outside: when the connection's framing breaks
  * (http/client-errors.ts) or the service shuts down (only whole bodies are
@@ -18,12 +24,14 @@ export class Room {
   constructor(
     private readonly bodies: PendingBodies,
     private readonly request: object,
+    /** The API key the body is sent with. */
+    readonly key: object,
     private bytes: number,
   ) {}
 
-  /** Counts `more` bytes for this body; false past the bound (nothing counted then). */
+  /** Counts `more` bytes for this body; false past the bound or its key's share (nothing counted then). */
   grow(more: number): boolean {
-    if (!this.bodies.take(more)) return false;
+    if (!this.bodies.take(this.key, more)) return false;
     this.bytes += more;
     return true;
   }
@@ -45,13 +53,18 @@ export class Room {
   }
 }
 
-/** The body was refused before it was read: past the bound, or stopped before its receiver started. */
+/** The body was refused before it was read: past the bound or its key's share, or stopped before its receiver started. */
 export class BodyRefusedError extends Error {
   override name = 'BodyRefusedError';
 }
 
+/** The most of the bound one key's bodies may hold. */
+export const KEY_SHARE = 0.5;
+
 export class PendingBodies {
   private held = 0;
+  /** The bytes each key's bodies hold, for the keys that have a body pending. */
+  private readonly heldByKey = new Map<object, number>();
   /** The room of each request whose body is being received, or why its body can no longer be received. */
   private readonly rooms = new WeakMap<object, Room | Error>();
   private readonly receiving = new Set<Room>();
@@ -60,18 +73,20 @@ export class PendingBodies {
   constructor(private readonly maxBytes: number) {}
 
   /**
-   * Room for `request`'s body of `bytes`: an Error instead when the bound is
-   * reached (BodyRefusedError) or the body was stopped before this (see
-   * stop). One body is always let in, whatever its size.
+   * Room for `request`'s body of `bytes`, sent with `key` (the API key, the
+   * same object for each of its requests): an Error instead when the bound
+   * or the key's share is reached (BodyRefusedError) or the body was stopped
+   * before this (see stop). One body is always let in, whatever its size,
+   * and a key's first body as far as the bound allows.
    */
-  admit(request: object, bytes: number): Room | Error {
+  admit(request: object, key: object, bytes: number): Room | Error {
     const stopped = this.rooms.get(request);
     if (stopped instanceof Error) {
       this.rooms.delete(request);
       return stopped;
     }
-    if (!this.take(bytes)) return new BodyRefusedError();
-    const room = new Room(this, request, bytes);
+    if (!this.take(key, bytes)) return new BodyRefusedError();
+    const room = new Room(this, request, key, bytes);
     this.rooms.set(request, room);
     this.receiving.add(room);
     return room;
@@ -99,15 +114,23 @@ export class PendingBodies {
   }
 
   /** @internal Room.grow and admit. */
-  take(bytes: number): boolean {
-    if (this.maxBytes > 0 && this.held > 0 && this.held + bytes > this.maxBytes) return false;
+  take(key: object, bytes: number): boolean {
+    const keyHeld = this.heldByKey.get(key) ?? 0;
+    if (this.maxBytes > 0) {
+      if (this.held > 0 && this.held + bytes > this.maxBytes) return false;
+      if (keyHeld > 0 && keyHeld + bytes > this.maxBytes * KEY_SHARE) return false;
+    }
     this.held += bytes;
+    this.heldByKey.set(key, keyHeld + bytes);
     return true;
   }
 
   /** @internal Room.release. */
   give(request: object, room: Room, bytes: number): void {
     this.held -= bytes;
+    const keyHeld = (this.heldByKey.get(room.key) ?? 0) - bytes;
+    if (keyHeld > 0) this.heldByKey.set(room.key, keyHeld);
+    else this.heldByKey.delete(room.key);
     this.receiving.delete(room);
     if (this.rooms.get(request) === room) this.rooms.delete(request);
   }

@@ -19,8 +19,10 @@ import { NO_RATE_LIMIT, rssMb } from '../support/hostile.js';
 import { MESSAGES } from '../../src/messages.js';
 
 const BODY_TIMEOUT_MS = 1000;
-/** Bodies being received at once, in MiB: four 10 MB bodies and a bit. */
+/** Bodies being received at once, in MiB: four 10 MB bodies and a bit; a key's share (half) holds two. */
 const PENDING_BODIES_MB = 45;
+/** Two more keys, for the share of the bound each key has. */
+const OTHER_KEYS = ['other-key-0123456789', 'third-key-0123456789'] as const;
 
 let service: Service;
 before(async () => {
@@ -28,6 +30,7 @@ before(async () => {
     ...NO_RATE_LIMIT,
     BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
     MAX_PENDING_BODIES_MB: String(PENDING_BODIES_MB),
+    API_KEYS: [TEST_KEY, ...OTHER_KEYS].join(','),
   });
 });
 after(async () => {
@@ -321,25 +324,68 @@ describe('an answer that closes its connection before the body is in', () => {
 });
 
 describe('bodies being received, in total', () => {
-  it('past MAX_PENDING_BODIES_MB, a new body gets 503 with Retry-After before it is read, and others are served', async () => {
-    const declared = 9_990_000;
-    // Five connections declare about 10 MB each and send a little: the bound holds four.
-    const holders = await Promise.all(Array.from({ length: 5 }, () => open(service)));
-    const answers = holders.map((socket) => readAll(socket));
-    for (const socket of holders) {
-      socket.write(head({ 'content-length': declared }));
-      socket.write('{"data":');
-      await sleep(50);
-    }
-    const refused = await Promise.race([answers[4]!, sleep(BODY_TIMEOUT_MS / 2).then(() => undefined)]);
-    assert.ok(refused, 'the fifth was answered before its body timeout');
-    assert.equal(refused.status, 503);
+  const declared = 9_990_000;
+
+  /** Opens a connection that declares about 10 MB with `key` and sends a little of it. */
+  async function holdBody(key: string): Promise<{ socket: Socket; answer: Promise<RawResponse> }> {
+    const socket = await open(service);
+    const answer = readAll(socket);
+    socket.write(head({ 'content-length': declared, authorization: `Bearer ${key}` }));
+    socket.write('{"data":');
+    await sleep(50);
+    return { socket, answer };
+  }
+
+  /** The answer of a body refused before it was read: 503 with Retry-After, well before its body timeout. */
+  async function assertRefused(answer: Promise<RawResponse>, which: string): Promise<void> {
+    const refused = await Promise.race([answer, sleep(BODY_TIMEOUT_MS / 2).then(() => undefined)]);
+    assert.ok(refused, `${which} was answered before its body timeout`);
+    assert.equal(refused.status, 503, which);
     assert.match(refused.headers, /^retry-after: \d+$/im);
+  }
+
+  /**
+   * Whether each of the bodies has had no answer within a little while: they are being received. (Each such body
+   * times out a second after its last byte: a test's steps fit well within that.)
+   */
+  async function assertReceiving(held: { answer: Promise<RawResponse> }[], what: string): Promise<void> {
+    const waited = sleep(100).then(() => undefined);
+    const answers = await Promise.all(held.map(({ answer }) => Promise.race([answer, waited])));
+    assert.deepEqual(
+      answers.map((answer) => answer?.status),
+      held.map(() => undefined),
+      what,
+    );
+  }
+
+  it('past MAX_PENDING_BODIES_MB, a new body gets 503 with Retry-After before it is read, and others are served', async () => {
+    // Two keys hold two bodies of about 10 MB each: the bound holds four, and a third key's is refused.
+    const holders = [];
+    for (const key of [TEST_KEY, TEST_KEY, OTHER_KEYS[0], OTHER_KEYS[0]]) holders.push(await holdBody(key));
+    const fifth = await holdBody(OTHER_KEYS[1]);
+    await assertRefused(fifth.answer, 'the fifth');
+    await assertReceiving(holders, 'the bound holds four');
     const started = Date.now();
     const health = await fetch(`${service.url}/healthz`);
     assert.equal(health.status, 200);
     assert.ok(Date.now() - started < 1000, 'health answers while bodies are held');
-    for (const socket of holders) socket.destroy();
+    for (const { socket } of holders) socket.destroy();
+    await assertServed();
+  });
+
+  it("one key's bodies take at most half of it: its next body gets 503, and another key's are let in", async () => {
+    const own = [await holdBody(TEST_KEY), await holdBody(TEST_KEY)];
+    const third = await holdBody(TEST_KEY);
+    await assertRefused(third.answer, "the key's third");
+    const other = await holdBody(OTHER_KEYS[0]);
+    await assertReceiving([...own, other], "the key's first two, and another key's body");
+    // The key's bodies gone, its share is free again.
+    for (const { socket } of own) socket.destroy();
+    await sleep(50);
+    const again = await holdBody(TEST_KEY);
+    await assertReceiving([again], 'the key is let in again once its bodies are gone');
+    again.socket.destroy();
+    other.socket.destroy();
     await assertServed();
   });
 
