@@ -22,7 +22,7 @@
  *              src/request/, src/bytes/); broken framing or a client gone mid-body stops it
  *              (http/client-errors.ts)
  *   handler    a signature asked of a service without an identity: 400;
- *              answers held for readers at their bound: 503; the render pool:
+ *              answers held for readers at their bound, or the key's half: 503; the render pool:
  *              503, 422, 500, or the worker's PDF or 400/422 (http/generate.ts,
  *              render/pool.ts, render/worker.ts, render/engine.ts); the PDF
  *              signed when asked (finish/signature-signer.ts)

@@ -40,7 +40,7 @@ export interface Config {
   maxWorkerMemoryMb: number;
   /** Largest PDF answered; a larger one is 422. */
   maxPdfBytes: number;
-  /** PDF answers held for clients that have not taken them yet, in total; past it new compiles get 503 (0: no bound). */
+  /** PDF answers held for clients that have not taken them yet, in total, and one key's at most half; past either, new compiles get 503 (0: no bound). */
   maxPendingAnswersMb: number;
   /** A PDF of at least this many bytes is written to its client by the worker that made it (0: every PDF by the server). */
   workerWritesPdfBytes: number;
@@ -339,7 +339,7 @@ export const SETTINGS: readonly Setting[] = [
     name: 'MAX_PENDING_ANSWERS_MB',
     key: 'maxPendingAnswersMb',
     meaning:
-      'PDF answers the server holds for clients that have not taken them yet, in total (MiB); past it new compiles get 503 until readers catch up (0: no bound)',
+      'PDF answers the server holds for clients that have not taken them yet, in total (MiB), and those of one API key at most half of it; past either, new compiles get 503 until readers catch up (0: no bound)',
     read: whole(512, 0, 1_048_576),
   },
   {

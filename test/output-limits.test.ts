@@ -1,7 +1,8 @@
 /**
  * Output limits through the real service: a PDF over MAX_PDF_BYTES is 422
  * from the worker (which stays), answers nobody reads are bounded in total
- * (new compiles get 503 past MAX_PENDING_ANSWERS_MB), a client that takes
+ * (new compiles get 503 past MAX_PENDING_ANSWERS_MB, and a key's past half
+ * of it, while other keys are served), a client that takes
  * nothing is cut off after READER_STALL_TIMEOUT_MS, and what is cut off is
  * wiped: server memory comes back, and the PDF's title is nowhere in it.
  * Answers for clients that left while they were made count nothing toward
@@ -17,7 +18,7 @@ import { NO_RATE_LIMIT } from './support/hostile.js';
 import { encodings, scanMemory } from './support/memory-scan.js';
 import { delta, scrape } from './support/metrics.js';
 import { head, open } from './support/raw-http.js';
-import { generate, readiness, startService, type Service } from './support/service.js';
+import { generate, readiness, startService, TEST_KEY, type Service } from './support/service.js';
 
 /** A template of `pages` pages with `title` in the PDF's metadata (about 300 bytes a page). */
 const manyPages = (pages: number, title: string) => ({
@@ -59,6 +60,7 @@ describe('answers nobody reads', () => {
   let service: Service;
   // Long enough that an answer is still held while the next one compiles on a busy machine.
   const STALL_MS = 6000;
+  const OTHER_KEY = 'other-key-0123456789';
   before(async () => {
     // A compile time limit a heavily loaded machine cannot reach: a 20,000-page compile cut off (422) is not what is tested.
     service = await startService({
@@ -66,6 +68,7 @@ describe('answers nobody reads', () => {
       MAX_PENDING_ANSWERS_MB: '16',
       READER_STALL_TIMEOUT_MS: String(STALL_MS),
       COMPILE_TIMEOUT_MS: '120000',
+      API_KEYS: `${TEST_KEY},${OTHER_KEY}`,
     });
   });
   after(async () => {
@@ -78,7 +81,7 @@ describe('answers nobody reads', () => {
     const pid = service.process.pid!;
     const idleMiB = residentMiB(pid);
     const title = `UNREAD${randomBytes(9).toString('hex')}`;
-    // About 8 MB each: once two are held, the bound of 16 MiB is reached.
+    // About 8 MB each (a little under 8 MiB): once two are held, the key's half of the bound of 16 MiB is reached.
     const body = Buffer.from(JSON.stringify(manyPages(20_000, title)));
     const sockets: Socket[] = [];
     const statuses: number[] = [];
@@ -102,8 +105,12 @@ describe('answers nobody reads', () => {
     t.diagnostic(
       `statuses ${statuses.join(' ')}; server RSS idle ${idleMiB.toFixed(0)} MiB, with the answers held ${peakMiB.toFixed(0)} MiB`,
     );
-    assert.ok(statuses.filter((s) => s === 200).length >= 2, 'answers up to the bound were sent');
-    assert.ok(statuses.includes(503), 'compiles past the bound were refused');
+    assert.ok(statuses.filter((s) => s === 200).length >= 2, "answers up to the key's share were sent");
+    assert.ok(statuses.includes(503), "compiles past the key's share were refused");
+    // Meanwhile another key's compile is served: one key's answers held at their share leave it the other half.
+    const other = await generate(service, manyPages(3, 'other key'), { key: OTHER_KEY });
+    assert.equal(other.status, 200, "another key's compile is served while the first key's answers are held");
+    await other.arrayBuffer();
     assert.ok(
       statuses.every((s) => s === 200 || s === 503),
       `only 200 and 503: ${statuses}`,

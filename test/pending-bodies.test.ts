@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KEY_SHARE, PendingBodies, type Room } from '../src/request/pending-bodies.js';
+import { KEY_SHARE } from '../src/request/bytes-by-key.js';
+import { PendingBodies, type Room } from '../src/request/pending-bodies.js';
 
 /** A room that was admitted, or the assertion fails. */
 function admitted(room: Room | Error): Room {

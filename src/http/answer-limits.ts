@@ -4,8 +4,9 @@
  * left): clients that read slowly, or not at all, would otherwise pile up
  * memory without bound.
  *
- * - The PDFs held are bounded in total (MAX_PENDING_ANSWERS_MB): past the
- *   bound, new compiles are refused with 503 until readers catch up.
+ * - The PDFs held are bounded in total (MAX_PENDING_ANSWERS_MB), and those
+ *   of one API key to half of it (request/bytes-by-key.ts): past either,
+ *   new compiles are refused with 503 until readers catch up.
  * - A client that takes no byte for READER_STALL_TIMEOUT_MS is cut off; its
  *   answer is wiped like any other (retention/wipe-after-response.ts).
  *
@@ -19,6 +20,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PdfDelivery } from '../render/job.js';
 import { onAnswerEnd } from '../retention/answer-end.js';
 import { WorkerWrittenBody } from './worker-written-body.js';
+import { BytesByKey, KEY_SHARE } from '../request/bytes-by-key.js';
+import { holderOf } from './auth.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -41,14 +44,16 @@ export interface AnswerLimitOptions {
  */
 export class AnswerLimits extends EventEmitter<{ stalled: [requestId: string] }> {
   private held = 0;
+  private readonly heldByKey = new BytesByKey();
 
   constructor(private readonly options: AnswerLimitOptions) {
     super();
   }
 
-  /** The answers held for their readers are at the bound: a new compile is refused. */
-  full(): boolean {
-    return this.options.maxPendingBytes > 0 && this.held >= this.options.maxPendingBytes;
+  /** The answers held for their readers are at the bound, or `key`'s at its share: a new compile of the key's is refused. */
+  full(key: object): boolean {
+    const { maxPendingBytes } = this.options;
+    return maxPendingBytes > 0 && (this.held >= maxPendingBytes || this.heldByKey.of(key) >= maxPendingBytes * KEY_SHARE);
   }
 
   /** Bytes of answers held for their readers now. */
@@ -75,7 +80,9 @@ export class AnswerLimits extends EventEmitter<{ stalled: [requestId: string] }>
   }
 
   private holdUntilClosed(request: FastifyRequest, reply: FastifyReply, heldBytes: number): void {
+    const key = holderOf(request);
     this.held += heldBytes;
+    this.heldByKey.add(key, heldBytes);
     const socket = request.raw.socket;
     const onStall = () => {
       this.emit('stalled', request.id);
@@ -88,6 +95,7 @@ export class AnswerLimits extends EventEmitter<{ stalled: [requestId: string] }>
     socket.on('timeout', onStall);
     onAnswerEnd(reply.raw, () => {
       this.held -= heldBytes;
+      this.heldByKey.add(key, -heldBytes);
       socket.off('timeout', onStall);
     });
   }

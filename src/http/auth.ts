@@ -37,6 +37,14 @@ export function requestKey(request: FastifyRequest, keys: KeyStore): ApiKey | nu
   return request.apiKey;
 }
 
+/** The holder of what a request holds of the bounds on memory (request/bytes-by-key.ts): its key, or one for all requests without. */
+export function holderOf(request: FastifyRequest): object {
+  return request.apiKey ?? WITHOUT_KEY;
+}
+
+/** The holder of requests without a key (every route that holds memory asks for a key first). */
+const WITHOUT_KEY = {};
+
 /** onRequest, first of all: identifies the key of a request under /v1 (for the rate limit, the log and metrics). */
 export function identifyKey(keys: KeyStore) {
   return async (request: FastifyRequest): Promise<void> => {

@@ -26,6 +26,7 @@ import { UnavailableError } from '../render/errors.js';
 import { HttpError } from './errors.js';
 import { wipe } from '../retention/wipe.js';
 import { sendContinue } from './expect.js';
+import { holderOf } from './auth.js';
 
 export interface BodyOptions extends CheckOptions {
   /** Bodies being received or checked, bounded in total and per key (MAX_PENDING_BODIES_MB). */
@@ -44,9 +45,6 @@ function refusalOf(error: Error, bodyTimeoutMs: number): Error {
   return error;
 }
 
-/** The holder of bodies a route takes without a key (none does today: the one route with a body asks for a key first). */
-const WITHOUT_KEY = {};
-
 export function registerBodyParsers(app: FastifyInstance, options: BodyOptions): void {
   const { bodies, bodyTimeoutMs, ...checkOptions } = options;
   // Large bodies are checked on a thread of their own, so the event loop is never held for long.
@@ -60,7 +58,7 @@ export function registerBodyParsers(app: FastifyInstance, options: BodyOptions):
     boundary?: Buffer,
   ) => {
     const declaredLength = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
-    const room = bodies.admit(request.raw, request.apiKey ?? WITHOUT_KEY, firstBodyBytes(declaredLength, MAX_BODY_BYTES));
+    const room = bodies.admit(request.raw, holderOf(request), firstBodyBytes(declaredLength, MAX_BODY_BYTES));
     if (room instanceof Error) return refuse(room);
     // Every check that can refuse the request before its body has passed: the client may send it now.
     sendContinue(request.raw);

@@ -16,6 +16,7 @@ import type { BodyLayout, Job } from '../bytes/layout.js';
 import { CompileTimeoutError, MemoryLimitError, UnavailableError, WorkerCrashError } from '../render/errors.js';
 import { httpStatus, type RenderResult, WORKER_STATUS } from '../render/job.js';
 import type { AnswerLimits } from './answer-limits.js';
+import { holderOf } from './auth.js';
 import type { CrashLimit } from './crash-limit.js';
 import { requireAcceptedBody } from './body.js';
 import { HttpError } from './errors.js';
@@ -96,7 +97,7 @@ export function generateRoute(app: FastifyInstance, renderer: Renderer, answers:
     });
     // A body whose `data` was located, not read, is refused after its compile, with its exact layout (below).
     if (job.layout.signature && !signer && !job.layout.dataUnchecked) throw new HttpError(400, MESSAGES.noSigningIdentity);
-    if (answers.full()) throw new UnavailableError('answers_pending');
+    if (answers.full(holderOf(request))) throw new UnavailableError('answers_pending');
     const rendering = renderer.render(job, reply.holdings, abort.signal);
     // A worker that died with the job (answered 500 by the error handler) counts toward the key's crash limit.
     rendering.catch((error: unknown) => error instanceof WorkerCrashError && crashes.count(request));

@@ -31,7 +31,7 @@ export class WorkerKilledError extends Error {
 
 /**
  * `answers_pending`: the answers held for clients that have not taken them yet are at their bound (MAX_PENDING_ANSWERS_MB);
- * `bodies_pending`: the bodies being received are at theirs (MAX_PENDING_BODIES_MB), or the key's at its half.
+ * `bodies_pending`: the bodies being received are at theirs (MAX_PENDING_BODIES_MB); either, or the key's at its half of it.
  */
 export type UnavailableReason = 'queue_full' | 'queue_timeout' | 'shutting_down' | 'client_gone' | 'answers_pending' | 'bodies_pending';
 

@@ -6,17 +6,15 @@
  * ones wait for the one checking thread). Past MAX_PENDING_BODIES_MB a
  * new body is refused (503 with Retry-After) before a byte of it is read.
  *
- * One API key's bodies may take at most half of it (KEY_SHARE): else one
- * key's idle connections, each declaring 10 MB (26 at the default bound,
- * well within a rate limit), would have every other client refused until
- * their body timeouts (found by a hostile review). A key with no body
- * pending is always let in, as far as the bound allows.
+ * One API key's bodies may take at most half of it (bytes-by-key.ts): a
+ * key with no body pending is let in as far as the bound allows.
  *
  * Each body being received has a Room: the bytes counted for it, and a way
  * to stop its receiver from outside: when the connection's framing breaks
  * (http/client-errors.ts) or the service shuts down (only whole bodies are
  * waited for).
  */
+import { BytesByKey, KEY_SHARE } from './bytes-by-key.js';
 
 export class Room {
   private stopper: ((error: Error) => void) | undefined;
@@ -58,13 +56,9 @@ export class BodyRefusedError extends Error {
   override name = 'BodyRefusedError';
 }
 
-/** The most of the bound one key's bodies may hold. */
-export const KEY_SHARE = 0.5;
-
 export class PendingBodies {
   private held = 0;
-  /** The bytes each key's bodies hold, for the keys that have a body pending. */
-  private readonly heldByKey = new Map<object, number>();
+  private readonly heldByKey = new BytesByKey();
   /** The room of each request whose body is being received, or why its body can no longer be received. */
   private readonly rooms = new WeakMap<object, Room | Error>();
   private readonly receiving = new Set<Room>();
@@ -115,22 +109,20 @@ export class PendingBodies {
 
   /** @internal Room.grow and admit. */
   take(key: object, bytes: number): boolean {
-    const keyHeld = this.heldByKey.get(key) ?? 0;
+    const keyHeld = this.heldByKey.of(key);
     if (this.maxBytes > 0) {
       if (this.held > 0 && this.held + bytes > this.maxBytes) return false;
       if (keyHeld > 0 && keyHeld + bytes > this.maxBytes * KEY_SHARE) return false;
     }
     this.held += bytes;
-    this.heldByKey.set(key, keyHeld + bytes);
+    this.heldByKey.add(key, bytes);
     return true;
   }
 
   /** @internal Room.release. */
   give(request: object, room: Room, bytes: number): void {
     this.held -= bytes;
-    const keyHeld = (this.heldByKey.get(room.key) ?? 0) - bytes;
-    if (keyHeld > 0) this.heldByKey.set(room.key, keyHeld);
-    else this.heldByKey.delete(room.key);
+    this.heldByKey.add(room.key, -bytes);
     this.receiving.delete(room);
     if (this.rooms.get(request) === room) this.rooms.delete(request);
   }
