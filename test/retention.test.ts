@@ -344,38 +344,47 @@ describe('request content in memory, at the answer', () => {
     return markers;
   }
 
+  /**
+   * A marked 200 that lives through `collections` young collections of the server's heap: a long compile, and the
+   * server's own refusals (invalid JSON, 12 KiB of headers each: strings its parser makes) filling its young
+   * generation meanwhile. Two move its head to the old generation; one copies it within the young one.
+   */
+  async function markedThroughYoungCollections(collections: number): Promise<Markers> {
+    const { body, markers } = markedRequest('\n#for i in range(3000000) { let x = i * i }');
+    const note = marker('NOTE');
+    const padding = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`x-padding-${i}`, 'p'.repeat(300)]));
+    const youngBefore = await youngCollections(service);
+    let answered = false;
+    let young = 0;
+    const pending = generate(service, body, { headers: { 'x-note': note } }).then(async (res) => {
+      await res.arrayBuffer();
+      answered = true;
+      return res.status;
+    });
+    const refusals = Array.from({ length: 4 }, async () => {
+      while (!answered && young < collections) await (await generate(service, '{bad', { headers: padding })).arrayBuffer();
+    });
+    while (!answered && young < collections) {
+      await sleep(20);
+      young = (await youngCollections(service)) - youngBefore;
+    }
+    await Promise.all(refusals);
+    assert.ok(young >= collections, `the marked request lived through ${young} young collections of the server's heap`);
+    assert.equal(await pending, 200);
+    return { ...markers, note };
+  }
+
   /** Sends, waits until the answer has been read, waits AFTER_ANSWER_MS, scans. */
   const cases: Case[] = [
     { name: '200', run: () => marked200() },
     {
       name: "a 200 whose head lived through young collections in the server (a long compile, the server's own refusals beside it)",
-      async run() {
-        const { body, markers } = markedRequest('\n#for i in range(3000000) { let x = i * i }');
-        const note = marker('NOTE');
-        // 12 KiB of headers a refusal: strings the server's parser makes.
-        const padding = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`x-padding-${i}`, 'p'.repeat(300)]));
-        const youngBefore = await youngCollections(service);
-        let answered = false;
-        let young = 0;
-        const pending = generate(service, body, { headers: { 'x-note': note } }).then(async (res) => {
-          await res.arrayBuffer();
-          answered = true;
-          return res.status;
-        });
-        // Requests the server refuses itself (invalid JSON) fill its young generation while the marked one compiles,
-        // until it has been collected often enough to move the marked head to the old generation (two collections).
-        const refusals = Array.from({ length: 4 }, async () => {
-          while (!answered && young < YOUNG_COLLECTIONS) await (await generate(service, '{bad', { headers: padding })).arrayBuffer();
-        });
-        while (!answered && young < YOUNG_COLLECTIONS) {
-          await sleep(20);
-          young = (await youngCollections(service)) - youngBefore;
-        }
-        await Promise.all(refusals);
-        assert.ok(young >= YOUNG_COLLECTIONS, `the marked request lived through ${young} young collections of the server's heap`);
-        assert.equal(await pending, 200);
-        return { ...markers, note };
-      },
+      run: () => markedThroughYoungCollections(YOUNG_COLLECTIONS),
+    },
+    {
+      // The scrub then collects the young generation alone (heap-scrub.ts): the head must be gone all the same.
+      name: 'a 200 whose head lived through one young collection in the server',
+      run: () => markedThroughYoungCollections(1),
     },
     {
       name: 'a 200 with a body of about 1 MB (in a shared pool buffer, checked on the checking thread)',

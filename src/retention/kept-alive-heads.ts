@@ -107,11 +107,12 @@ export function routePaths(app: FastifyInstance): OwnPath {
 
 /**
  * Makes every answer of `server` whose request the parser would keep
- * something of close its connection. `foreignUrl`, if given, is told of each
- * request whose URL is none of `ownPath`'s, before the request's other
- * listeners run (the heap scrub's: heap-scrub.ts).
+ * something of close its connection. `stringsMayOutlive`, if given, is told
+ * of each request whose URL is none of `ownPath`'s, or whose head came in
+ * pieces (Node may make strings of its headers before the request starts),
+ * before the request's other listeners run (the heap scrub's: heap-scrub.ts).
  */
-export function closeConnectionsThatKeepHeads(server: Server, ownPath: OwnPath, foreignUrl?: () => void): void {
+export function closeConnectionsThatKeepHeads(server: Server, ownPath: OwnPath, stringsMayOutlive?: () => void): void {
   server.on('connection', (socket: Socket) => {
     if (isParserScrub(socket)) return;
     followReads(socket);
@@ -120,8 +121,9 @@ export function closeConnectionsThatKeepHeads(server: Server, ownPath: OwnPath, 
   // Ahead of a listener that answers some requests at once (Fastify's, a URL it cannot decode).
   server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
     const own = ownPath(request.url ?? '');
-    if (!own) foreignUrl?.();
-    if (!own || headInPieces(request) || request.headers['transfer-encoding'] !== undefined) response.shouldKeepAlive = false;
+    const inPieces = headInPieces(request);
+    if (!own || inPieces) stringsMayOutlive?.();
+    if (!own || inPieces || request.headers['transfer-encoding'] !== undefined) response.shouldKeepAlive = false;
   });
 }
 

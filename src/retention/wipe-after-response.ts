@@ -131,5 +131,10 @@ export function wipeSocketReads(server: Server, ownPath: OwnPath): void {
       scrubAfterAnswer();
     });
   });
-  closeConnectionsThatKeepHeads(server, ownPath, () => scrub.foreignUrl());
+  closeConnectionsThatKeepHeads(server, ownPath, () => scrub.stringsMayOutliveCollections());
+  // A head Node could not take as a request (not the read buffers' scrub's zeros): it may have made strings of part of
+  // it, for no request to count.
+  server.on('clientError', (_error: Error, socket: Socket) => {
+    if (!isParserScrub(socket)) scrub.stringsMayOutliveCollections();
+  });
 }
