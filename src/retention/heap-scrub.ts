@@ -35,9 +35,8 @@
  * generation alone.
  *
  * The whole heap is not collected for less: its collection makes V8 drop
- * most of the server's optimized code (closures made per request hold
- * theirs weakly) and the bytecode it has aged, and the next few hundred
- * requests cost 0.3 to 0.5 ms more each while V8 compiles them again
+ * most of the server's optimized code and the bytecode it has aged, and
+ * the next few hundred requests cost 0.3 to 0.5 ms more each while V8 compiles them again
  * (W1, blocks of 260 requests, each after a quiet spell; docs/performance.md).
  * It once followed every young collection of V8's, which comes every 150
  * or so one-page requests. On V8 older than 13 compaction is switched on for
