@@ -87,7 +87,7 @@ export const LIVE_AFTER_ANSWER_MS = 50;
  */
 const LIVE_BEFORE_START_MS = 5;
 
-/** Answered requests older than this no longer count any collection (Node reports a collection within a few turns). */
+/** Answered requests older than this no longer count any collection (Node reports a collection within a few turns); kept at most twice as long. */
 const FORGOTTEN_AFTER_MS = 10_000;
 
 /** The scrub's latest collections known by their times: Node reports them within a few turns, scrubs come at most every QUIET_MS. */
@@ -122,8 +122,9 @@ export class HeapScrub {
   /** The header names requests have named so far, as hashes (header-names.ts). */
   private readonly headerNames = new HeaderNames();
   /**
-   * A request since the last scrub may have left strings in the old generation: it named a header the server had
-   * not seen (its name is there from the start), or its URL was none of the server's paths (found there too).
+   * A request since the last scrub may have left strings in the old generation: it lived through two young
+   * collections, named a header the server had not seen (its name is there from the start), or may have left strings
+   * whatever the collections (stringsMayOutliveCollections).
    */
   private oldGenerationStrings = false;
 
@@ -179,8 +180,10 @@ export class HeapScrub {
     this.inFlight.delete(request);
     this.lastAnswered = Math.max(this.lastAnswered, request.order);
     request.answeredAt = performance.now();
+    // In the order they were answered: once the oldest is twice as old as it need be, the old half goes in one pass
+    // (a pass at every answer would cost a busy server one look at each of thousands).
     const forgotten = request.answeredAt - FORGOTTEN_AFTER_MS;
-    if (this.answeredLately.length > 0 && this.answeredLately[0]!.answeredAt! < forgotten) {
+    if (this.answeredLately.length > 0 && this.answeredLately[0]!.answeredAt! < forgotten - FORGOTTEN_AFTER_MS) {
       this.answeredLately = this.answeredLately.filter((lately) => lately.answeredAt! >= forgotten);
     }
     this.answeredLately.push(request);
