@@ -324,6 +324,23 @@ describe('e-invoices (Factur-X / ZUGFeRD)', () => {
     assert.equal(res.headers.get('x-einvoice-warnings'), 'TEST-W-01: [TEST-W-01] A buyer reference should be given.');
   });
 
+  it("stops the start when a business-rule stylesheet does not compile, with SaxonJS's message", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'einvoice-rules-'));
+    try {
+      const broken = join(dir, 'broken.xslt');
+      writeFileSync(
+        broken,
+        '<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"><xsl:template match="/"><xsl:no-such-instruction/></xsl:template></xsl:stylesheet>',
+      );
+      await assert.rejects(
+        startService({ EINVOICE_RULES: broken, WORKERS: '1' }),
+        /E-invoice business rules failed to load: .*no-such-instruction/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+  });
+
   it('reads EINVOICE_RULES: bare paths for the EN 16931 profiles, PROFILE=path for one, a missing file or unknown profile stops the start', () => {
     assert.deepEqual(loadConfig({ EINVOICE_RULES: `${RULES}, XRECHNUNG=${RULES}` }).einvoiceRules, [
       { path: RULES, profiles: ['BASIC', 'EN 16931', 'XRECHNUNG'] },

@@ -1,154 +1,72 @@
 /**
  * The business rules of an e-invoice, when the operator provides them
- * (EINVOICE_RULES): the official validation artefacts are XSLT stylesheets
- * compiled from Schematron (EN 16931's CII rules, KoSIT's XRechnung rules)
- * that write SVRL, one `svrl:failed-assert` per broken rule. They run in
- * the worker with SaxonJS 2 (XSLT 3, the only XSLT 2/3 engine for
- * JavaScript), each stylesheet compiled once per worker at its start and
- * kept (see compile).
+ * (EINVOICE_RULES), as the worker's job sees them: one synchronous call,
+ * answered by the worker's rules thread (rules-thread.ts), which holds
+ * SaxonJS and the compiled stylesheets in a V8 heap of its own.
  *
- * A failed assert flagged `warning` (or `information`) is a warning; any
- * other is an error. The XML becomes a string and a tree of JavaScript
- * objects here (SaxonJS takes nothing else): the worker collects them after
- * the job (worker.ts forgetStrings), as it does Typst's messages.
+ * The call blocks the worker's main thread until the answer is on the port
+ * (Atomics.wait on a shared word, then receiveMessageOnPort): a job runs
+ * straight through, and the worker has nothing else to do meanwhile. Were
+ * the thread to die mid-check, the worker would wait with its CPU time
+ * still, and the pool replaces a busy worker whose CPU time stops growing
+ * (render/pool.ts).
  */
-import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import { once } from 'node:events';
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { EinvoiceProfile } from '../api-values.js';
 import type { RuleFile } from '../config.js';
+import type { RuleOutcome, RulesAnswer, RulesCheck, RulesThreadData } from './rules-thread.js';
 
-/** A failed assert: its id (`BR-CO-10`) and text. */
-export interface RuleFailure {
-  id: string;
-  text: string;
+export type { RuleFailure, RuleOutcome } from './rules-thread.js';
+
+/** The thread and its end of the channel, once its stylesheets have compiled. */
+let thread: { port: MessagePort; signal: Int32Array } | undefined;
+let loaded: RuleFile[] = [];
+
+/** The answer the thread has put on the port, once `signal` says so; the signal is reset for the next. */
+function answerOn(port: MessagePort, signal: Int32Array): RulesAnswer {
+  Atomics.store(signal, 0, 0);
+  const answer = receiveMessageOnPort(port)?.message as RulesAnswer | undefined;
+  if (!answer) throw new Error('business rules thread answered nothing');
+  return answer;
 }
 
-export interface RuleOutcome {
-  errors: RuleFailure[];
-  warnings: RuleFailure[];
-}
-
-/** The parts of SaxonJS 2.7 used here (it ships no types). */
-interface Saxon {
-  getPlatform(): { parseXmlFromString(text: string): XmlNode; resource(name: 'compiler'): SefNode };
-  checkOptions(options: Record<string, unknown>): { principalResult: unknown };
-  internalTransform(stylesheet: SefNode, source: XmlNode, options: { principalResult: unknown }): void;
-  XdmMap: new () => { inSituPut(key: unknown, value: unknown[]): void };
-  XS: { QName: { fromParts(prefix: string, uri: string, local: string): unknown } };
-  XPath: {
-    evaluate(xpath: string, context: unknown, options?: Record<string, unknown>): unknown;
-    sefToJSON(node: unknown, relocatable: boolean): SefNode;
-  };
-}
-
-interface XmlNode {
-  _saxonBaseUri?: string;
-  firstChild?: unknown;
-}
-
-/** A compiled stylesheet (SEF): a tree of instructions, each knowing its parent once `withParents` ran. */
-interface SefNode {
-  C?: SefNode[];
-  parentNode?: SefNode;
-}
-
-const SVRL = { svrl: 'http://purl.oclc.org/dsdl/svrl' };
-
-/*
- * The worker's cache of SaxonJS and the operator's compiled stylesheets:
- * set once by loadRules at the worker's start and only read after that. It
- * holds no request content (an XML's tree and report are made per call and
- * dropped), so it stays module state rather than an instance the worker
- * would hand to every job.
- */
-let saxon: Saxon | undefined;
-let compiled: { file: RuleFile; sef: SefNode }[] = [];
-
-function withParents(node: SefNode): SefNode {
-  for (const child of node.C ?? []) {
-    child.parentNode = node;
-    withParents(child);
-  }
-  return node;
-}
-
-const first = (result: unknown) => (Array.isArray(result) ? result[0] : result);
-
-/**
- * Compiles a stylesheet to SEF with the XSLT compiler SaxonJS carries, the
- * steps its own fn:transform and its xslt3 command take (SaxonJS 2 has no
- * public call that compiles once and keeps the result: fn:transform
- * compiles again on every call, seconds for the official EN 16931 rules).
- * saxon-js is pinned to an exact version for this reason; a change of its
- * internals fails the worker's start, never a job.
- */
-function compile(saxonJs: Saxon, path: string): SefNode {
-  const platform = saxonJs.getPlatform();
-  const stylesheet = platform.parseXmlFromString(readFileSync(path, 'utf8'));
-  stylesheet._saxonBaseUri = pathToFileURL(path).href;
-  const compiler = withParents(platform.resource('compiler'));
-  const stylesheetParams = new saxonJs.XdmMap();
-  stylesheetParams.inSituPut(saxonJs.XS.QName.fromParts('', '', 'staticParameters'), [new saxonJs.XdmMap()]);
-  const options = saxonJs.checkOptions({
-    stylesheetInternal: compiler,
-    stylesheetParams,
-    tunnelParams: {},
-    functionParams: {},
-    outputProperties: {},
-    isDynamicStylesheet: true,
-    destination: 'application',
-    initialMode: 'compile-complete',
-    templateParams: { 'Q{}options': { noXPath: false } },
-  });
-  saxonJs.internalTransform(compiler, stylesheet, options);
-  return withParents(saxonJs.XPath.sefToJSON((first(options.principalResult) as XmlNode).firstChild, false));
-}
-
-/** Loads SaxonJS and compiles each stylesheet once; throws when one does not compile. */
+/** Starts the rules thread, which loads SaxonJS and compiles each stylesheet once; throws when one does not compile. */
 export async function loadRules(rules: RuleFile[]): Promise<void> {
   if (rules.length === 0) return;
-  const saxonJs = (await import('saxon-js')).default as unknown as Saxon;
-  compiled = rules.map((file) => ({ file, sef: compile(saxonJs, file.path) }));
-  saxon = saxonJs;
+  const signal = new Int32Array(new SharedArrayBuffer(4));
+  const { port1: port, port2 } = new MessageChannel();
+  const data: RulesThreadData = { rules, port: port2, signal: signal.buffer as SharedArrayBuffer };
+  const worker = new Worker(new URL('./rules-thread.js', import.meta.url), { workerData: data, transferList: [port2] });
+  // Its first message, on its own channel to the worker: ready, or why not.
+  const [started] = (await Promise.race([once(worker, 'message'), once(worker, 'error'), once(worker, 'exit')])) as unknown[];
+  if (started instanceof Error) throw started;
+  const answer = started as RulesAnswer | number;
+  if (typeof answer === 'number') throw new Error(`business rules thread exited with ${answer}`);
+  if ('error' in answer) throw new Error(answer.error);
+  // The thread lives as long as the worker, and does not keep it alive.
+  worker.unref();
+  port.unref();
+  thread = { port, signal };
+  loaded = rules;
 }
 
 /** Whether any stylesheet applies to `profile`. */
-export const hasRules = (profile: EinvoiceProfile) => compiled.some((c) => c.file.profiles.includes(profile));
+export const hasRules = (profile: EinvoiceProfile) => loaded.some((file) => file.profiles.includes(profile));
 
-/** The SVRL report of one compiled stylesheet on the XML. */
-function transform(sef: SefNode, xml: string): unknown {
-  const source = saxon!.getPlatform().parseXmlFromString(xml);
-  const options = saxon!.checkOptions({
-    stylesheetInternal: sef,
-    stylesheetParams: new saxon!.XdmMap(),
-    tunnelParams: {},
-    functionParams: {},
-    templateParams: {},
-    outputProperties: {},
-    isDynamicStylesheet: true,
-    destination: 'application',
-  });
-  saxon!.internalTransform(sef, source, options);
-  return first(options.principalResult);
-}
-
-interface SvrlElement {
-  getAttribute(name: string): string | null;
-  textContent: string | null;
-}
-
-/** Runs every stylesheet for `profile` on the XML (its UTF-8 bytes), and sorts their failed asserts. */
+/**
+ * Runs every stylesheet for `profile` on the XML (its UTF-8 bytes) in the
+ * rules thread, and returns their failed asserts, sorted. The XML is copied
+ * into a buffer handed to the thread, which wipes it once read.
+ */
 export function checkRules(xml: Uint8Array, profile: EinvoiceProfile): RuleOutcome {
-  const outcome: RuleOutcome = { errors: [], warnings: [] };
-  const text = Buffer.from(xml.buffer, xml.byteOffset, xml.length).toString('utf8');
-  for (const { sef } of compiled.filter((c) => c.file.profiles.includes(profile))) {
-    const report = transform(sef, text);
-    const asserts = saxon!.XPath.evaluate('//svrl:failed-assert', report, { namespaceContext: SVRL, resultForm: 'array' }) as SvrlElement[];
-    for (const failed of asserts) {
-      const flag = (failed.getAttribute('flag') ?? failed.getAttribute('role') ?? '').toLowerCase();
-      const failure = { id: failed.getAttribute('id') ?? '', text: (failed.textContent ?? '').replace(/\s+/g, ' ').trim() };
-      (flag === 'warning' || flag === 'information' ? outcome.warnings : outcome.errors).push(failure);
-    }
-  }
-  return outcome;
+  const { port, signal } = thread!;
+  const copy = new Uint8Array(xml.length);
+  copy.set(xml);
+  const check: RulesCheck = { xml: copy.buffer, profile };
+  port.postMessage(check, [copy.buffer]);
+  Atomics.wait(signal, 0, 0);
+  const answer = answerOn(port, signal);
+  if ('outcome' in answer) return answer.outcome;
+  throw new Error('error' in answer ? answer.error : 'business rules thread answered out of turn');
 }

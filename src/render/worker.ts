@@ -18,7 +18,7 @@ import { Holdings } from '../retention/holdings.js';
 import { wipe } from '../retention/wipe.js';
 import { ENGINE_IDS, type EngineId } from '../engines.js';
 import type { TypstEngine } from './engine.js';
-import { type Collect, MEMORY_REDUCING_COLLECTION } from '../retention/old-generation-clearing.js';
+import { collect, forgetAllStrings, forgetYoungStrings } from '../retention/isolate-strings.js';
 import { cpuMsSince, EvictionCost } from './eviction-cost.js';
 import { type Frame, FrameType, frameOnRead, readJob, writeRest, writeResult } from './frames.js';
 import { JobRunner } from './job-run.js';
@@ -30,43 +30,23 @@ import { onDelivery, type ReceivedSocket, receiveOptions, type WorkerMessage } f
 /** The pipe of frames: fd 3 of this process (see `spawn` in pool.ts). */
 const FRAME_FD = 3;
 
-/** V8's collector, as `--expose-gc` gives it (see pool.ts). */
-const collect = (globalThis as { gc?: Collect }).gc;
-
-/**
- * The young generation's dead strings: a collection of it, with V8 clearing
- * what it frees (`--clear-free-memory`, see pool.ts), zero-fills them (0.2
- * to 0.3 ms of a 2-core VM); a collection of the whole heap frees them but
- * leaves them where they were. V8 keeps the subject of the last regular
- * expression match alive (`RegExp.lastMatch`), so a match on a constant
- * string lets it go first.
- */
-function forgetYoung(): void {
-  /x/.exec('x');
-  collect?.({ type: 'minor' });
-}
-
 /**
  * After a failed template, or warnings: Typst's diagnostics became
  * JavaScript strings here (the binding gives them no other way), and they
- * quote the template; an e-invoice's business rules read its XML as one.
+ * quote the template; an e-invoice's broken business rules came back as
+ * strings (their own thread clears what it read: finish/rules-thread.ts).
  * And after a job with assets: their names became strings here (the
  * binding takes a file's path no other way), and on Node 24 the young
  * collection alone left them in a worker after some runs of the retention
- * scan. The young generation first (forgetYoung), then a last-resort
- * collection of the whole heap, one that reduces memory: V8 gives back the
- * pages it empties and, with the worker's flags (pool.ts), clears what it
- * frees in the old generation. 9 to 9.5 ms of the worker's time for a
- * letter with a logo (all of it on its main thread: pool.ts), after the
- * answer is sent; more once the worker has loaded business rules (a larger
- * heap). The same collection finds a dropped 0.14 compiler (engine.ts
+ * scan. Both generations are cleared (isolate-strings.ts): 9 to 9.5 ms of
+ * the worker's time for a letter with a logo (all of it on its main
+ * thread: pool.ts), after the answer is sent. The same collection finds a dropped 0.14 compiler (engine.ts
  * clean()), whose native memory its finalizer frees on the next turn of the
  * loop; the engine that `dropped` it makes its next compiler on the turn
  * after.
  */
 function forgetStrings(dropped?: TypstEngine): void {
-  forgetYoung();
-  collect?.(MEMORY_REDUCING_COLLECTION);
+  forgetAllStrings();
   if (dropped) setImmediate(() => dropped.prepare());
 }
 
@@ -79,7 +59,7 @@ function forgetStrings(dropped?: TypstEngine): void {
  * workers' flags, in one process).
  */
 function forgetCompiler(dropped: TypstEngine): void {
-  forgetYoung();
+  forgetYoungStrings();
   collect?.({ type: 'major' });
   setImmediate(() => dropped.prepare());
 }
