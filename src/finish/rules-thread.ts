@@ -16,8 +16,8 @@
  * Why a thread of its own: SaxonJS alone is 18 MiB of V8's heap, and the
  * compiled rules more. In the worker's own heap, every collection of the
  * whole heap walked them: the clearing after each failed template or job
- * with assets took 145 ms instead of 35 on Node 22 (70 and 20 on Node 24),
- * and came close to the retention scan's 300 ms.
+ * with assets took 155 to 200 ms instead of 33 to 51 on Node 22 (70 to 85
+ * and 18 to 40 on Node 24), close to the retention scan's 300 ms.
  */
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
